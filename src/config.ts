@@ -1,0 +1,73 @@
+// Read once at start from the environment and passed down; nothing else reads process.env.
+import path from 'node:path';
+
+export interface PasswordPolicy {
+  minLength: number;
+  requireLower: boolean;
+  requireUpper: boolean;
+  requireDigit: boolean;
+  requireSymbol: boolean;
+}
+
+export interface Config {
+  host: string;
+  port: number;
+  /** Quick start: embedded stores, local signing key, admin token printed. */
+  dataDir: string;
+  mongodbUrl?: string;
+  mongodbDb: string;
+  redisUrl?: string;
+  /** Production JWT verification; without it the local key in dataDir signs and verifies. */
+  jwksUrl?: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  /** Key for code HMACs (hex or any string); quick start generates one in dataDir. */
+  codeHmacKey?: string;
+  codeTtlSeconds: number;
+  codeMaxAttempts: number;
+  defaultPhoneRegion: string;
+  defaultVerifyEmailUrl: string;
+  passwordPolicy: PasswordPolicy;
+  bcryptCost: number;
+  /** Instance domain used for organization domains (name.domain). */
+  instanceDomain: string;
+  production: boolean;
+  logLevel: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
+const bool = (v: string | undefined, d: boolean) => (v === undefined || v === '' ? d : /^(1|true|yes|on)$/i.test(v));
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production';
+  return {
+    host: env.HOST ?? '127.0.0.1',
+    port: int(env.PORT, 4000),
+    dataDir: path.resolve(env.DATA_DIR ?? 'data'),
+    mongodbUrl: env.MONGODB_URL || undefined,
+    mongodbDb: env.MONGODB_DB ?? 'identity',
+    redisUrl: env.REDIS_URL || undefined,
+    jwksUrl: env.JWKS_URL || undefined,
+    jwtIssuer: env.JWT_ISSUER ?? 'identity-gateway',
+    jwtAudience: env.JWT_AUDIENCE ?? 'identity-gateway',
+    codeHmacKey: env.CODE_HMAC_KEY || undefined,
+    codeTtlSeconds: int(env.CODE_TTL_SECONDS, 3600),
+    codeMaxAttempts: int(env.CODE_MAX_ATTEMPTS, 5),
+    defaultPhoneRegion: env.DEFAULT_PHONE_REGION ?? 'CH',
+    defaultVerifyEmailUrl:
+      env.DEFAULT_VERIFY_EMAIL_URL ?? 'http://localhost:4000/verify-email?userID={{.UserID}}&code={{.Code}}&orgID={{.OrgID}}',
+    passwordPolicy: {
+      minLength: int(env.PASSWORD_MIN_LENGTH, 8),
+      requireLower: bool(env.PASSWORD_REQUIRE_LOWER, true),
+      requireUpper: bool(env.PASSWORD_REQUIRE_UPPER, true),
+      requireDigit: bool(env.PASSWORD_REQUIRE_DIGIT, true),
+      requireSymbol: bool(env.PASSWORD_REQUIRE_SYMBOL, true),
+    },
+    bcryptCost: int(env.BCRYPT_COST, 10),
+    instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
+    production,
+    logLevel: env.LOG_LEVEL ?? 'info',
+  };
+}

@@ -1,0 +1,23 @@
+// Delivery jobs for codes to send. Mutations hand a job over and never wait
+// for the send (DESIGN.md section 5).
+
+export type DeliveryKind = 'verify-email-on-create' | 'verify-email-on-change' | 'verify-phone';
+
+export interface DeliveryJob {
+  kind: DeliveryKind;
+  userId: string;
+  orgId: string;
+  /** Email address or E.164 phone number. */
+  to: string;
+  /** The clear code: lives only inside the job until it is delivered. */
+  code: string;
+  /** Email only: link template with {{.UserID}}, {{.Code}}, {{.OrgID}}. */
+  urlTemplate?: string;
+}
+
+export interface Notifier {
+  enqueue(job: DeliveryJob): Promise<void>;
+  /** True when jobs of this channel can be delivered (SPEC.md rule 3: no SMS provider, no SMS). */
+  canDeliver(channel: 'email' | 'sms'): boolean;
+  close(): Promise<void>;
+}

@@ -1,0 +1,37 @@
+// Suites that need a real server. Under CI a missing server fails the run;
+// elsewhere the suite is skipped with a loud line saying so.
+import { describe, inject } from 'vitest';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+    mongoUrl: string;
+    /** Why a server could not be started (empty when it runs). */
+    redisProblem: string;
+    mongoProblem: string;
+  }
+}
+
+export type ServerKind = 'redis' | 'mongo';
+
+export function serverUrl(kind: ServerKind): string {
+  return inject(kind === 'redis' ? 'redisUrl' : 'mongoUrl');
+}
+
+export function describeWith(kind: ServerKind, name: string, fn: (url: string) => void): void {
+  const url = serverUrl(kind);
+  if (!url) {
+    const problem = inject(kind === 'redis' ? 'redisProblem' : 'mongoProblem');
+    const message = `${kind} server unavailable (${problem || 'not started'}): suite "${name}"`;
+    if (process.env.CI) {
+      describe(name, () => {
+        throw new Error(`CI: ${message}`);
+      });
+      return;
+    }
+    console.warn(`\n!!! SKIPPED: ${message}\n`);
+    describe.skip(name, () => fn(''));
+    return;
+  }
+  describe(name, () => fn(url));
+}
