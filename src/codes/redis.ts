@@ -1,0 +1,106 @@
+// Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
+import { Redis, ReplyError } from 'ioredis';
+import { CodeStoreUnavailableError } from './codes.ts';
+import type { CheckResult, CodeChannel, CodeStore } from './port.ts';
+
+export interface RedisCodeStoreOptions {
+  url: string;
+  /** Prepended to every key; keep braces out of it so the user's hash tag stays the slot key. */
+  keyPrefix?: string;
+}
+
+// KEYS[1] code key; ARGV hash, address, ttl in ms.
+const PUT = `
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'hash', ARGV[1], 'address', ARGV[2], 'attempts', 0)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+
+// KEYS[1] code key; ARGV hash, maxAttempts. Comparing HMACs, so a plain == leaks nothing useful.
+const CHECK = `
+local v = redis.call('HMGET', KEYS[1], 'hash', 'address', 'attempts')
+local max = tonumber(ARGV[2])
+if not v[1] or (tonumber(v[3]) or 0) >= max then return {'missing'} end
+if v[1] == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return {'ok', v[2]}
+end
+local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+if attempts >= max then redis.call('DEL', KEYS[1]) end
+return {'wrong', max - attempts}`;
+
+interface Scripts {
+  codePut(key: string, hash: string, address: string, ttlMs: number): Promise<unknown>;
+  codeCheck(key: string, hash: string, maxAttempts: number): Promise<[string, (string | number)?]>;
+}
+
+// Redis's own error replies are bugs or misconfiguration; anything else
+// (refused, timed out, dropped, offline) means the store is unavailable.
+function unavailable(err: unknown): unknown {
+  if (err instanceof ReplyError) return err;
+  const detail = err instanceof Error ? err.message : String(err);
+  return new CodeStoreUnavailableError(`code store unavailable: ${detail}`, { cause: err });
+}
+
+async function guard<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
+export async function createRedisCodeStore(options: RedisCodeStoreOptions): Promise<CodeStore> {
+  const prefix = options.keyPrefix ?? '';
+  // Fail fast rather than queue: with Redis down, calls reject within ~1.5 s.
+  const client = new Redis(options.url, {
+    lazyConnect: true,
+    connectTimeout: 1500,
+    commandTimeout: 1500,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (times) => Math.min(times * 100, 1000),
+  }) as Redis & Scripts;
+  client.on('error', () => {}); // surfaced per call; the default handler only logs
+  client.defineCommand('codePut', { numberOfKeys: 1, lua: PUT });
+  client.defineCommand('codeCheck', { numberOfKeys: 1, lua: CHECK });
+
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw unavailable(err);
+  }
+
+  // The braces make the user id the hash tag, so a user's keys share a Cluster slot.
+  const key = (userId: string, channel: CodeChannel) => `${prefix}code:{${userId}}:${channel}`;
+
+  return {
+    async put(userId, channel, code, ttlSeconds) {
+      await guard(() => client.codePut(key(userId, channel), code.hash, code.address, Math.ceil(ttlSeconds * 1000)));
+    },
+
+    async check(userId, channel, hash, maxAttempts): Promise<CheckResult> {
+      const [status, value] = await guard(() => client.codeCheck(key(userId, channel), hash, maxAttempts));
+      if (status === 'ok') return { status, address: String(value) };
+      if (status === 'wrong') return { status, attemptsLeft: Number(value) };
+      return { status: 'missing' };
+    },
+
+    async clear(userId, channel) {
+      await guard(() => client.del(key(userId, channel)));
+    },
+
+    async ping() {
+      await guard(() => client.ping());
+    },
+
+    async close() {
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// Who may do what, where (DESIGN.md section 6).
+import { hasPermission, type Permission } from '../auth/permissions.ts';
+import { notFound, permissionDenied, unauthenticated } from '../errors.ts';
+import { INSTANCE_ID, type Instance, type Org } from '../model/orgs.ts';
+import type { User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
+import type { CommandContext } from './context.ts';
+
+export interface Caller {
+  id: string;
+  user: Snapshot<User>;
+}
+
+export async function authenticate(ctx: CommandContext): Promise<Caller> {
+  if (ctx.authError) throw ctx.authError;
+  if (!ctx.callerId) throw unauthenticated();
+  const user = await ctx.deps.store.load<User>('user', ctx.callerId);
+  if (!user) throw unauthenticated('The token names no known user');
+  return { id: ctx.callerId, user };
+}
+
+async function instanceRoles(ctx: CommandContext, userId: string): Promise<string[]> {
+  const instance = await ctx.deps.store.load<Instance>('instance', INSTANCE_ID);
+  return instance?.state.members[userId] ?? [];
+}
+
+async function grantsIn(ctx: CommandContext, userId: string, org: Snapshot<Org>) {
+  return { instanceRoles: await instanceRoles(ctx, userId), orgRoles: org.state.members[userId] ?? [] };
+}
+
+/**
+ * The organization an org-scoped operation acts in: `explicit` (addHumanUser's
+ * organisation), else the x-service-orgid header, else the caller's own. One
+ * that does not exist is PERMISSION_DENIED, so ids cannot be probed.
+ */
+export async function actingOrg(ctx: CommandContext, caller: Caller, explicit?: string | null): Promise<Snapshot<Org>> {
+  const orgId = explicit ?? ctx.orgHeader ?? caller.user.resourceOwner;
+  const org = await ctx.deps.store.load<Org>('org', orgId);
+  if (!org) throw permissionDenied();
+  return org;
+}
+
+export async function can(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {
+  return hasPermission(await grantsIn(ctx, caller.id, org), permission);
+}
+
+export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {
+  if (!(await can(ctx, caller, org, permission))) throw permissionDenied();
+}
+
+export async function requireInstance(ctx: CommandContext, caller: Caller, permission: Permission) {
+  if (!hasPermission({ instanceRoles: await instanceRoles(ctx, caller.id), orgRoles: [] }, permission)) {
+    throw permissionDenied();
+  }
+}
+
+/** A user of the acting organization; one of another organization is NOT_FOUND there. */
+export async function userInOrg(ctx: CommandContext, org: Snapshot<Org>, userId: string): Promise<Snapshot<User>> {
+  const user = await ctx.deps.store.load<User>('user', userId);
+  if (!user || user.resourceOwner !== org.id) throw notFound('User');
+  return user;
+}
+
+/**
+ * For operations that find the user anywhere (setEmail, verify*, U2F): the user
+ * itself, or the permission in the user's own organization.
+ */
+export async function userForSelfOrPermission(
+  ctx: CommandContext,
+  caller: Caller,
+  userId: string,
+  permission: Permission,
+): Promise<{ user: Snapshot<User>; self: boolean }> {
+  const user = userId === caller.id ? caller.user : await ctx.deps.store.load<User>('user', userId);
+  if (!user) throw notFound('User');
+  if (userId === caller.id) return { user, self: true };
+  const org = await ctx.deps.store.load<Org>('org', user.resourceOwner);
+  if (!org || !(await can(ctx, caller, org, permission))) throw permissionDenied();
+  return { user, self: false };
+}

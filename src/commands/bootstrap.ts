@@ -1,0 +1,63 @@
+// First start: an instance administrator and a default organization.
+// Safe when several gateways start at once: the instance event is written
+// first with all ids chosen, and whatever is missing after it is completed.
+import { INSTANCE_ID, instanceEvents, type Instance } from '../model/orgs.ts';
+import { userEvents, type User } from '../model/users.ts';
+import { ConcurrencyError } from '../store/port.ts';
+import type { CommandContext } from './context.ts';
+import { createOrg } from './orgs.ts';
+
+export interface BootstrapResult {
+  adminUserId: string;
+  defaultOrgId: string;
+  created: boolean;
+}
+
+export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
+  const { store, config, newId } = ctx.deps;
+  let created = false;
+  let instance = await store.load<Instance>('instance', INSTANCE_ID);
+  if (!instance) {
+    const adminUserId = newId();
+    const defaultOrgId = newId();
+    try {
+      await store.append({
+        aggregateType: 'instance', aggregateId: INSTANCE_ID, sequence: 1, type: instanceEvents.setUp,
+        payload: { adminUserId, defaultOrgId }, creator: 'system', resourceOwner: INSTANCE_ID,
+      });
+      created = true;
+    } catch (err) {
+      if (!(err instanceof ConcurrencyError)) throw err;
+    }
+    instance = (await store.load<Instance>('instance', INSTANCE_ID))!;
+  }
+  const defaultOrgId = instance.state.defaultOrgId;
+  const adminUserId = Object.keys(instance.state.members)[0]!;
+  const system = { ...ctx, callerId: 'system' };
+
+  if (!(await store.load('org', defaultOrgId))) {
+    await createOrg(system, defaultOrgId, 'Default').catch(ignoreRace);
+  }
+  if (!(await store.load('user', adminUserId))) {
+    const admin: Omit<User, 'state'> = {
+      username: 'admin',
+      profile: { firstName: 'Instance', lastName: 'Administrator', nickName: null, displayName: 'Administrator', preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
+      email: { email: `admin@${config.instanceDomain}`, isVerified: true },
+      phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
+    };
+    await store
+      .append(
+        { aggregateType: 'user', aggregateId: adminUserId, sequence: 1, type: userEvents.added, payload: admin as any, creator: 'system', resourceOwner: defaultOrgId },
+        { claims: ['username:admin'] },
+      )
+      .catch(ignoreRace);
+  }
+  return { adminUserId, defaultOrgId, created };
+}
+
+function ignoreRace(err: unknown) {
+  if (err instanceof ConcurrencyError) return;
+  if (err instanceof Error && 'code' in err && (err as any).code === 'ALREADY_EXISTS') return;
+  if (err instanceof Error && err.name === 'AppError' && (err as any).code === 'FAILED_PRECONDITION') return;
+  throw err;
+}

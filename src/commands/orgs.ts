@@ -1,0 +1,67 @@
+// Use cases of organizations: create one, grant roles in one.
+import { isOrgRole } from '../auth/permissions.ts';
+import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
+import { orgEvents, type Org } from '../model/orgs.ts';
+import { z } from 'zod';
+import { actingOrg, authenticate, requireIn, requireInstance } from './access.ts';
+import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { text } from './rules.ts';
+import { write } from './runner.ts';
+
+export const orgInputRules = {
+  addOrganization: z.object({ name: text(200, { required: true }) }),
+  addOrgMember: z.object({
+    userId: text(200, { required: true }),
+    roles: z.array(z.string().refine(isOrgRole, { message: 'is not an organization role' })).min(1, { message: 'give at least one role' }),
+  }),
+};
+
+/** The organization's domain: its name as a DNS label under the instance domain. */
+export function orgDomain(name: string, instanceDomain: string): string {
+  const label = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63) || 'org';
+  return `${label}.${instanceDomain}`;
+}
+
+export async function createOrg(ctx: CommandContext, orgId: string, name: string) {
+  const domain = orgDomain(name, ctx.deps.config.instanceDomain);
+  return write<Org>(ctx, 'org', orgId, (current) => {
+    if (current) throw failedPrecondition(`Organization ${orgId} exists`);
+    return {
+      type: orgEvents.added,
+      payload: { name: name.trim(), domain },
+      resourceOwner: orgId,
+      claims: [`orgDomain:${domain}`, `orgName:${name.trim().toLowerCase()}`],
+    };
+  });
+}
+
+export async function addOrganization(ctx: CommandContext, input: z.infer<typeof orgInputRules.addOrganization>) {
+  const caller = await authenticate(ctx);
+  await requireInstance(ctx, caller, 'org.create');
+  const orgId = ctx.deps.newId();
+  const { snapshot } = await createOrg(ctx, orgId, input.name);
+  return { orgId, details: detailsOf(snapshot, true) };
+}
+
+export async function addOrgMember(ctx: CommandContext, input: z.infer<typeof orgInputRules.addOrgMember>): Promise<Details> {
+  const caller = await authenticate(ctx);
+  const org = await actingOrg(ctx, caller);
+  await requireIn(ctx, caller, org, 'org.member.write');
+  if (!(await ctx.deps.store.load('user', input.userId))) throw notFound('User');
+  const roles = [...new Set(input.roles)].sort();
+  if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
+  const { snapshot } = await write<Org>(ctx, 'org', org.id, (current) => {
+    if (!current) throw notFound('Organization');
+    const held = current.state.members[input.userId] ?? [];
+    const merged = [...new Set([...held, ...roles])].sort();
+    if (merged.length === held.length) throw failedPrecondition('The user already holds these roles');
+    return { type: orgEvents.memberAdded, payload: { userId: input.userId, roles: merged }, resourceOwner: org.id };
+  });
+  return detailsOf(snapshot, true);
+}

@@ -1,0 +1,29 @@
+// Read use cases: the caller, and users of the acting organization.
+import { permissionDenied } from '../errors.ts';
+import type { Org } from '../model/orgs.ts';
+import type { User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
+import { actingOrg, authenticate, can } from './access.ts';
+import type { CommandContext } from './context.ts';
+
+export async function me(ctx: CommandContext): Promise<Snapshot<User>> {
+  return (await authenticate(ctx)).user;
+}
+
+/**
+ * A user of the acting organization, for the user itself or anyone holding a
+ * role there (or an instance role); null when it is not in that organization,
+ * PERMISSION_DENIED for a caller with no role there.
+ */
+export async function user(ctx: CommandContext, id: string): Promise<Snapshot<User> | null> {
+  const caller = await authenticate(ctx);
+  if (id === caller.id && !ctx.orgHeader) return caller.user;
+  const org: Snapshot<Org> = await actingOrg(ctx, caller);
+  const target = id === caller.id ? caller.user : await ctx.deps.store.load<User>('user', id);
+  if (!target || target.resourceOwner !== org.id) return null;
+  if (id !== caller.id && !(await can(ctx, caller, org, 'user.write'))) {
+    const anyRole = (org.state.members[caller.id]?.length ?? 0) > 0;
+    if (!anyRole) throw permissionDenied();
+  }
+  return target;
+}

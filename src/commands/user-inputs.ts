@@ -1,0 +1,134 @@
+// Input rules of the user operations (SPEC.md field tables and Limits, DESIGN.md section 8).
+// Checked before any I/O; every violated field is reported.
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { isValidEmail } from '../model/email.ts';
+import { checkPolicy, classifyImportedHash } from '../model/passwords.ts';
+import { normalizePhone } from '../model/phone.ts';
+import { parseUrlTemplate } from '../model/url-template.ts';
+import { base64Bytes, countGiven, gender, optionalText, text } from './rules.ts';
+
+const id = text(200, { required: true });
+
+const profileFields = {
+  firstName: text(200, { required: true }),
+  lastName: text(200, { required: true }),
+  nickName: optionalText(200),
+  displayName: optionalText(200),
+  preferredLanguage: optionalText(10),
+  gender: gender.nullish(),
+};
+
+const urlTemplate = text(200, { required: true }).superRefine((t, ctx) => {
+  const parsed = parseUrlTemplate(t);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
+});
+
+const email = text(200, { required: true }).refine(isValidEmail, { message: 'must be a valid email address' });
+
+const emailVerification = {
+  sendCode: z.object({ urlTemplate: urlTemplate.nullish() }).nullish(),
+  returnCode: z.boolean().nullish(),
+  isVerified: z.boolean().nullish(),
+};
+
+function oneVerificationChoice(v: { sendCode?: unknown; returnCode?: unknown; isVerified?: unknown }, ctx: z.RefinementCtx) {
+  if (countGiven(v.sendCode, v.returnCode, v.isVerified) > 1) {
+    ctx.addIssue({ code: 'custom', path: ['sendCode'], message: 'give at most one of sendCode, returnCode and isVerified' });
+  }
+}
+
+export function userInputRules(config: Config) {
+  const policy = (pw: string, ctx: z.RefinementCtx) => {
+    for (const broken of checkPolicy(pw, config.passwordPolicy)) {
+      ctx.addIssue({ code: 'custom', message: `password policy ${broken.rule}: ${broken.description}` });
+    }
+  };
+  const phone = (requireGlobal: boolean) => (p: string, ctx: z.RefinementCtx) => {
+    if (p.trim() === '') return;
+    if (!normalizePhone(p, { defaultRegion: config.defaultPhoneRegion as any, requireGlobal })) {
+      const form = requireGlobal ? 'a global number starting with +' : 'a phone number';
+      ctx.addIssue({ code: 'custom', message: `must be ${form}` });
+    }
+  };
+
+  const profile = z.object(profileFields);
+
+  return {
+    updateMyProfile: z.object({ ...profileFields, displayName: text(200, { required: true }), nickName: optionalText(200, { required: true }) }),
+
+    updateHumanProfile: z.object({ userId: id, ...profileFields, displayName: optionalText(200, { required: true }) }),
+
+    addHumanUser: z
+      .object({
+        userId: id.nullish(),
+        username: optionalText(200, { required: true }),
+        organisation: z.object({ orgId: id.nullish(), orgDomain: optionalText(200, { required: true }) }).nullish(),
+        profile,
+        email: z.object({ email, ...emailVerification }).superRefine(oneVerificationChoice),
+        phone: z
+          .object({
+            phone: text(200).superRefine(phone(false)).nullish(),
+            sendCode: z.boolean().nullish(),
+            returnCode: z.boolean().nullish(),
+            isVerified: z.boolean().nullish(),
+          })
+          .superRefine(oneVerificationChoice)
+          .nullish(),
+        metadata: z
+          .array(z.object({ key: text(200, { required: true }), value: base64Bytes(500_000) }))
+          .superRefine((items, ctx) => {
+            const seen = new Set<string>();
+            items.forEach((m, i) => {
+              if (seen.has(m.key)) ctx.addIssue({ code: 'custom', path: [i, 'key'], message: 'duplicate metadata key' });
+              seen.add(m.key);
+            });
+          })
+          .nullish(),
+        password: z
+          .object({ password: text(200, { required: true }).superRefine(policy), changeRequired: z.boolean().nullish() })
+          .nullish(),
+        hashedPassword: z
+          .object({
+            hash: text(200, { required: true }).refine((h) => classifyImportedHash(h) !== null, {
+              message: 'must be a bcrypt ($2a$, $2b$, $2y$) or argon2id/argon2i PHC hash',
+            }),
+            changeRequired: z.boolean().nullish(),
+          })
+          .nullish(),
+        idpLinks: z
+          .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true }) }))
+          .nullish(),
+      })
+      .superRefine((input, ctx) => {
+        if (input.password && input.hashedPassword) {
+          ctx.addIssue({ code: 'custom', path: ['hashedPassword'], message: 'give either password or hashedPassword, not both' });
+        }
+      }),
+
+    setEmail: z.object({ userId: id, email, ...emailVerification }).superRefine(oneVerificationChoice),
+
+    updateHumanPhone: z.object({
+      userId: id,
+      phone: text(50, { required: true }).superRefine(phone(true)),
+      isPhoneVerified: z.boolean().nullish(),
+    }),
+
+    setHumanPassword: z.object({
+      userId: id,
+      password: text(72, { required: true }).superRefine(policy),
+      noChangeRequired: z.boolean().nullish(),
+    }),
+
+    verifyCode: z.object({ userId: id, verificationCode: text(64, { required: true }) }),
+  };
+}
+
+export type UserInputRules = ReturnType<typeof userInputRules>;
+export type AddHumanUserInput = z.infer<UserInputRules['addHumanUser']>;
+export type UpdateProfileInput = z.infer<UserInputRules['updateHumanProfile']>;
+export type UpdateMyProfileInput = z.infer<UserInputRules['updateMyProfile']>;
+export type SetEmailInput = z.infer<UserInputRules['setEmail']>;
+export type UpdateHumanPhoneInput = z.infer<UserInputRules['updateHumanPhone']>;
+export type SetHumanPasswordInput = z.infer<UserInputRules['setHumanPassword']>;
+export type VerifyCodeInput = z.infer<UserInputRules['verifyCode']>;

@@ -1,0 +1,237 @@
+// Use cases of the user aggregate: create, profile, email, phone, password, verification.
+import { alreadyExists, failedPrecondition, invalid, notFound, permissionDenied } from '../errors.ts';
+import { normalizePhone } from '../model/phone.ts';
+import { sameProfile, userEvents, type Profile, type User } from '../model/users.ts';
+import type { Org } from '../model/orgs.ts';
+import type { Snapshot } from '../store/port.ts';
+import { actingOrg, authenticate, requireIn, userForSelfOrPermission, userInOrg, type Caller } from './access.ts';
+import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { write } from './runner.ts';
+import type {
+  AddHumanUserInput,
+  SetEmailInput,
+  SetHumanPasswordInput,
+  UpdateHumanPhoneInput,
+  UpdateMyProfileInput,
+  UpdateProfileInput,
+  VerifyCodeInput,
+} from './user-inputs.ts';
+
+type ProfileInput = Omit<UpdateMyProfileInput, never> | UpdateProfileInput | AddHumanUserInput['profile'];
+
+function toProfile(p: ProfileInput): Profile {
+  return {
+    firstName: p.firstName.trim(),
+    lastName: p.lastName.trim(),
+    nickName: p.nickName?.trim() || null,
+    displayName: p.displayName?.trim() || null,
+    preferredLanguage: p.preferredLanguage?.trim() || null,
+    gender: p.gender ?? 'GENDER_UNSPECIFIED',
+  };
+}
+
+async function changeProfile(ctx: CommandContext, user: Snapshot<User>, input: ProfileInput): Promise<Details> {
+  const profile = toProfile(input);
+  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    if (sameProfile(current.state.profile, profile)) throw failedPrecondition('The profile has not changed');
+    return { type: userEvents.profileChanged, payload: { profile }, resourceOwner: current.resourceOwner };
+  });
+  return detailsOf(snapshot, true);
+}
+
+export async function updateMyProfile(ctx: CommandContext, input: UpdateMyProfileInput): Promise<Details> {
+  const caller = await authenticate(ctx);
+  return changeProfile(ctx, caller.user, input);
+}
+
+/** The x-service-orgid operations: caller, acting organization, permission, target user there. */
+async function orgScopedUser(ctx: CommandContext, userId: string) {
+  const caller = await authenticate(ctx);
+  const org = await actingOrg(ctx, caller);
+  await requireIn(ctx, caller, org, 'user.write');
+  return { caller, org, user: await userInOrg(ctx, org, userId) };
+}
+
+export async function updateHumanProfile(ctx: CommandContext, input: UpdateProfileInput): Promise<Details> {
+  const { user } = await orgScopedUser(ctx, input.userId);
+  return changeProfile(ctx, user, input);
+}
+
+/** Where a code goes: returned, sent, or none because the address is verified. */
+type CodeChoice = 'return' | 'send' | 'none';
+const codeChoice = (v: { returnCode?: boolean | null; isVerified?: boolean | null }): CodeChoice =>
+  v.isVerified ? 'none' : v.returnCode ? 'return' : 'send';
+
+async function resolveCreateOrg(ctx: CommandContext, caller: Caller, organisation: AddHumanUserInput['organisation']) {
+  let explicit = organisation?.orgId ?? null;
+  if (!explicit && organisation?.orgDomain) {
+    const holder = await ctx.deps.store.lookup(`orgDomain:${organisation.orgDomain.trim().toLowerCase()}`);
+    if (!holder) throw permissionDenied();
+    explicit = holder.aggregateId;
+  }
+  return actingOrg(ctx, caller, explicit);
+}
+
+export interface AddHumanUserResult {
+  userId: string;
+  details: Details;
+  emailCode: string | null;
+  phoneCode: string | null;
+}
+
+export async function addHumanUser(ctx: CommandContext, input: AddHumanUserInput): Promise<AddHumanUserResult> {
+  const { deps } = ctx;
+  const caller = await authenticate(ctx);
+  const org = await resolveCreateOrg(ctx, caller, input.organisation);
+  await requireIn(ctx, caller, org, 'user.write');
+
+  for (const link of input.idpLinks ?? []) {
+    if (!(await deps.store.load('idp', link.idpId))) throw notFound(`Identity provider ${link.idpId}`);
+  }
+  const userId = input.userId?.trim() || deps.newId();
+  if (await deps.store.load('user', userId)) throw alreadyExists(`User ${userId}`);
+
+  const email = input.email.email.trim();
+  const username = input.username?.trim() || email;
+  const phoneNumber = input.phone?.phone?.trim()
+    ? normalizePhone(input.phone.phone, { defaultRegion: deps.config.defaultPhoneRegion as any, requireGlobal: false })
+    : null;
+  const emailChoice = codeChoice(input.email);
+  const phoneChoice = input.phone ? codeChoice(input.phone) : 'none';
+  const sendSms = phoneNumber !== null && phoneChoice === 'send' && deps.notifier.canDeliver('sms');
+
+  const passwordHash = input.password
+    ? await deps.hasher.hash(input.password.password)
+    : (input.hashedPassword?.hash ?? null);
+  const changeRequired = input.password?.changeRequired ?? input.hashedPassword?.changeRequired ?? false;
+
+  // Codes are stored before the user exists so that a Redis outage fails the
+  // whole mutation; a code left behind by a failed append simply expires.
+  const emailCode = emailChoice === 'none' ? null : await deps.codes.issue(userId, 'email', email);
+  const phoneCode =
+    phoneNumber && (phoneChoice === 'return' || sendSms) ? await deps.codes.issue(userId, 'phone', phoneNumber) : null;
+
+  const user: Omit<User, 'state'> = {
+    username,
+    profile: toProfile(input.profile),
+    email: { email, isVerified: emailChoice === 'none' },
+    phone: phoneNumber ? { phone: phoneNumber, isVerified: phoneChoice === 'none' && !!input.phone?.isVerified } : null,
+    passwordHash,
+    passwordChangeRequired: passwordHash ? changeRequired : false,
+    metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: m.value })),
+    idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
+    u2fTokens: [],
+  };
+  const claims = [
+    `username:${username.toLowerCase()}`,
+    ...user.idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`),
+  ];
+  const { snapshot } = await write<User>(ctx, 'user', userId, (current) => {
+    if (current) throw alreadyExists(`User ${userId}`);
+    return { type: userEvents.added, payload: user as unknown as Record<string, unknown>, resourceOwner: org.id, claims };
+  });
+
+  if (emailCode && emailChoice === 'send') {
+    await deps.notifier.enqueue({
+      kind: 'verify-email-on-create', userId, orgId: org.id, to: email, code: emailCode,
+      urlTemplate: input.email.sendCode?.urlTemplate ?? undefined,
+    });
+  }
+  if (phoneCode && sendSms) {
+    await deps.notifier.enqueue({ kind: 'verify-phone', userId, orgId: org.id, to: phoneNumber!, code: phoneCode });
+  }
+  return {
+    userId,
+    details: detailsOf(snapshot, false),
+    emailCode: emailChoice === 'return' ? emailCode : null,
+    phoneCode: phoneChoice === 'return' ? phoneCode : null,
+  };
+}
+
+export async function setEmail(ctx: CommandContext, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> {
+  const { deps } = ctx;
+  const caller = await authenticate(ctx);
+  const { user, self } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+  if (self && input.isVerified) {
+    const org = await deps.store.load<Org>('org', user.resourceOwner);
+    if (!org) throw permissionDenied();
+    await requireIn(ctx, caller, org, 'user.write');
+  }
+  const email = input.email.trim();
+  if (user.state.email.email === email) throw failedPrecondition('The email has not changed');
+  const choice = codeChoice(input);
+  const code = choice === 'none' ? null : await deps.codes.issue(user.id, 'email', email);
+  if (choice === 'none') await deps.codes.clear(user.id, 'email');
+
+  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
+    return { type: userEvents.emailChanged, payload: { email, isVerified: choice === 'none' }, resourceOwner: current.resourceOwner };
+  });
+  if (code && choice === 'send') {
+    await deps.notifier.enqueue({
+      kind: 'verify-email-on-change', userId: user.id, orgId: user.resourceOwner, to: email, code,
+      urlTemplate: input.sendCode?.urlTemplate ?? undefined,
+    });
+  }
+  return { details: detailsOf(snapshot, false), verificationCode: choice === 'return' ? code : null };
+}
+
+export async function updateHumanPhone(ctx: CommandContext, input: UpdateHumanPhoneInput): Promise<Details> {
+  const { deps } = ctx;
+  const { user } = await orgScopedUser(ctx, input.userId);
+  const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion as any, requireGlobal: true });
+  if (!phone) throw invalid('input.phone', 'must be a global number starting with +');
+  const isVerified = !!input.isPhoneVerified;
+  const unchanged = (u: User) => u.phone?.phone === phone && u.phone.isVerified === isVerified;
+  if (unchanged(user.state)) throw failedPrecondition('The phone has not changed');
+
+  const sendSms = !isVerified && deps.notifier.canDeliver('sms');
+  const code = sendSms ? await deps.codes.issue(user.id, 'phone', phone) : null;
+  if (isVerified) await deps.codes.clear(user.id, 'phone');
+
+  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
+    return { type: userEvents.phoneChanged, payload: { phone, isVerified }, resourceOwner: current.resourceOwner };
+  });
+  if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
+  return detailsOf(snapshot, true);
+}
+
+export async function setHumanPassword(ctx: CommandContext, input: SetHumanPasswordInput): Promise<Details> {
+  const { user } = await orgScopedUser(ctx, input.userId);
+  const hash = await ctx.deps.hasher.hash(input.password);
+  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    return {
+      type: userEvents.passwordChanged,
+      payload: { hash, changeRequired: !input.noChangeRequired },
+      resourceOwner: current.resourceOwner,
+    };
+  });
+  return detailsOf(snapshot, true);
+}
+
+async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channel: 'email' | 'phone'): Promise<Details> {
+  const caller = await authenticate(ctx);
+  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+  const address = channel === 'email' ? user.state.email.email : user.state.phone?.phone;
+  if (!address) throw failedPrecondition('The user has no phone');
+  const outcome = await ctx.deps.codes.verify(user.id, channel, input.verificationCode, address);
+  if (outcome === 'wrong') throw invalid('input.verificationCode', 'the code is not valid');
+  if (outcome !== 'ok') throw failedPrecondition(`No valid ${channel} code is pending for this ${channel}`);
+  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    return {
+      type: channel === 'email' ? userEvents.emailVerified : userEvents.phoneVerified,
+      payload: {},
+      resourceOwner: current.resourceOwner,
+    };
+  });
+  return detailsOf(snapshot, false);
+}
+
+export const verifyEmail = (ctx: CommandContext, input: VerifyCodeInput) => verifyChannel(ctx, input, 'email');
+export const verifyPhone = (ctx: CommandContext, input: VerifyCodeInput) => verifyChannel(ctx, input, 'phone');

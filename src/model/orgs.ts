@@ -1,0 +1,41 @@
+// The organization aggregate and the instance aggregate (first administrator, default organization).
+import type { StoredEvent } from '../store/port.ts';
+
+export interface Org {
+  name: string;
+  domain: string;
+  /** userId → roles granted in this organization. */
+  members: Record<string, string[]>;
+}
+
+export interface Instance {
+  defaultOrgId: string;
+  /** userId → instance roles (IAM_OWNER). */
+  members: Record<string, string[]>;
+}
+
+export const INSTANCE_ID = 'instance';
+
+export const orgEvents = {
+  added: 'org.added',
+  memberAdded: 'org.member.added',
+} as const;
+
+export const instanceEvents = {
+  setUp: 'instance.set-up',
+} as const;
+
+export function reduceOrg(state: Org | undefined, event: StoredEvent): Org {
+  const p = event.payload as any;
+  if (event.type === orgEvents.added) return { name: p.name, domain: p.domain, members: {} };
+  if (!state) throw new Error(`${event.type} before ${orgEvents.added} for org ${event.aggregateId}`);
+  if (event.type === orgEvents.memberAdded) return { ...state, members: { ...state.members, [p.userId]: p.roles } };
+  return state;
+}
+
+export function reduceInstance(state: Instance | undefined, event: StoredEvent): Instance {
+  const p = event.payload as any;
+  if (event.type === instanceEvents.setUp) return { defaultOrgId: p.defaultOrgId, members: { [p.adminUserId]: ['IAM_OWNER'] } };
+  if (!state) throw new Error(`${event.type} before ${instanceEvents.setUp}`);
+  return state;
+}

@@ -1,0 +1,91 @@
+// The user aggregate: its state and how each event changes it.
+import type { StoredEvent } from '../store/port.ts';
+
+export type Gender = 'GENDER_UNSPECIFIED' | 'GENDER_FEMALE' | 'GENDER_MALE' | 'GENDER_DIVERSE';
+export type UserStateName = 'USER_STATE_ACTIVE' | 'USER_STATE_INITIAL' | 'USER_STATE_INACTIVE' | 'USER_STATE_LOCKED';
+
+export interface Profile {
+  firstName: string;
+  lastName: string;
+  nickName: string | null;
+  displayName: string | null;
+  preferredLanguage: string | null;
+  gender: Gender;
+}
+
+export interface IdpLink {
+  idpId: string;
+  userId: string;
+  userName: string;
+}
+
+export interface U2FToken {
+  id: string;
+  name: string | null;
+  state: 'U2F_STATE_NOT_READY' | 'U2F_STATE_READY';
+}
+
+export interface User {
+  username: string;
+  state: UserStateName;
+  profile: Profile;
+  email: { email: string; isVerified: boolean };
+  phone: { phone: string; isVerified: boolean } | null;
+  /** bcrypt or argon2 hash; never leaves the gateway. */
+  passwordHash: string | null;
+  passwordChangeRequired: boolean;
+  metadata: { key: string; value: string }[];
+  idpLinks: IdpLink[];
+  u2fTokens: U2FToken[];
+}
+
+export const userEvents = {
+  added: 'user.added',
+  profileChanged: 'user.profile.changed',
+  emailChanged: 'user.email.changed',
+  emailVerified: 'user.email.verified',
+  phoneChanged: 'user.phone.changed',
+  phoneVerified: 'user.phone.verified',
+  passwordChanged: 'user.password.changed',
+} as const;
+
+export function sameProfile(a: Profile, b: Profile): boolean {
+  return (
+    a.firstName === b.firstName &&
+    a.lastName === b.lastName &&
+    a.nickName === b.nickName &&
+    a.displayName === b.displayName &&
+    a.preferredLanguage === b.preferredLanguage &&
+    a.gender === b.gender
+  );
+}
+
+const stateAfterCredentials = (u: User): UserStateName =>
+  u.passwordHash || u.idpLinks.length > 0 ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL';
+
+export function reduceUser(state: User | undefined, event: StoredEvent): User {
+  const p = event.payload as any;
+  if (event.type === userEvents.added) {
+    const user = p as Omit<User, 'state'>;
+    return { ...user, state: stateAfterCredentials({ ...user, state: 'USER_STATE_INITIAL' }) };
+  }
+  if (!state) throw new Error(`${event.type} before ${userEvents.added} for user ${event.aggregateId}`);
+  switch (event.type) {
+    case userEvents.profileChanged:
+      return { ...state, profile: p.profile };
+    case userEvents.emailChanged:
+      return { ...state, email: { email: p.email, isVerified: p.isVerified } };
+    case userEvents.emailVerified:
+      return { ...state, email: { ...state.email, isVerified: true } };
+    case userEvents.phoneChanged:
+      return { ...state, phone: { phone: p.phone, isVerified: p.isVerified } };
+    case userEvents.phoneVerified:
+      return state.phone ? { ...state, phone: { ...state.phone, isVerified: true } } : state;
+    case userEvents.passwordChanged: {
+      const next = { ...state, passwordHash: p.hash, passwordChangeRequired: p.changeRequired };
+      return { ...next, state: stateAfterCredentials(next) };
+    }
+    default:
+      return state;
+  }
+}

@@ -1,0 +1,118 @@
+// The HTTP gateway: yoga with the schema, per-request context, the error model.
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GraphQLError } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { createTokenVerifier } from './auth/tokens.ts';
+import type { CommandContext, Deps } from './commands/context.ts';
+import type { Config } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createIdGenerator } from './model/ids.ts';
+import { createPasswordHasher } from './model/passwords.ts';
+import { createLoggingNotifier } from './notify/log.ts';
+import type { Notifier } from './notify/port.ts';
+import { buildSchema } from './schema/index.ts';
+import type { GraphQLContext } from './schema/builder.ts';
+import { asAppError, classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
+import { openStores, type Stores } from './stores.ts';
+
+export interface Gateway {
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  deps: Deps;
+  stores: Stores;
+  logger: Logger;
+  listen(): Promise<{ server: Server; url: string }>;
+  close(): Promise<void>;
+}
+
+export interface GatewayOptions {
+  logger?: Logger;
+  notifier?: Notifier;
+}
+
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const stores = await openStores(config, logger);
+  const deps: Deps = {
+    config,
+    store: stores.store,
+    codes: stores.codes,
+    notifier: options.notifier ?? createLoggingNotifier(logger),
+    hasher: createPasswordHasher({ cost: config.bcryptCost }),
+    newId: createIdGenerator().next,
+  };
+  const tokens = createTokenVerifier(config);
+
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+    schema: buildSchema(config),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: config.production ? false : { title: 'Identity gateway' },
+    logging: false,
+    maskedErrors: {
+      maskError(error, _message) {
+        const requestId = (error as any)?.__requestId ?? 'unknown';
+        const located = error instanceof GraphQLError ? error : undefined;
+        let cause: unknown = located?.originalError ?? error;
+        if (cause instanceof GraphQLError && cause.extensions?.grpcCode !== undefined) {
+          return new GraphQLError(cause.message, { nodes: located?.nodes, positions: located?.positions, path: located?.path, extensions: cause.extensions });
+        }
+        const known = asAppError(cause);
+        if (known) return toGraphQLError(known, located);
+        if (located && !located.originalError) return classifyGraphQLError(located);
+        logger.log('error', 'unexpected error', { requestId, error: String((cause as Error)?.stack ?? cause) });
+        return maskedInternal(requestId, located);
+      },
+    },
+    context: async ({ request }): Promise<GraphQLContext> => {
+      const requestId = request.headers.get('x-request-id')?.slice(0, 64) || randomUUID();
+      const cmd: CommandContext = { deps, callerId: null, orgHeader: request.headers.get('x-service-orgid') || null };
+      const authorization = request.headers.get('authorization');
+      if (authorization) {
+        try {
+          cmd.callerId = (await tokens.verify(authorization)).userId;
+        } catch (err) {
+          cmd.authError = err as Error;
+        }
+      }
+      return { cmd, requestId };
+    },
+    plugins: [errorClassification()],
+  });
+
+  let server: Server | undefined;
+  return {
+    yoga,
+    deps,
+    stores,
+    logger,
+    async listen() {
+      server = createServer(yoga);
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      return { server, url: `http://${config.host}:${port}/graphql` };
+    },
+    async close() {
+      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+      await stores.close();
+      await deps.notifier.close();
+    },
+  };
+}
+
+/** Syntax, validation and variable errors of graphql-js get the INVALID_ARGUMENT extensions too. */
+function errorClassification(): Plugin {
+  return {
+    onResultProcess({ result, setResult }) {
+      if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors) return;
+      const errors = (result.errors as GraphQLError[]).map((e) =>
+        e instanceof GraphQLError && e.extensions?.grpcCode === undefined && !e.originalError ? classifyGraphQLError(e) : e,
+      );
+      setResult({ ...result, errors } as any);
+    },
+  };
+}
