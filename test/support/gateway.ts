@@ -1,0 +1,105 @@
+// Starts the real gateway in this process on a free port and talks GraphQL over HTTP to it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { print, type ExecutionResult } from 'graphql';
+import { createLocalTokenSigner } from '../../src/auth/tokens.ts';
+import { bootstrap } from '../../src/commands/bootstrap.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
+import type { Notifier } from '../../src/notify/port.ts';
+import { createGateway, type Gateway } from '../../src/server.ts';
+
+export interface StartOptions {
+  /** Environment for loadConfig (MONGODB_URL, REDIS_URL, …); DATA_DIR and PORT are set here. */
+  env?: Record<string, string | undefined>;
+  notifier?: Notifier;
+}
+
+export interface ErrorBody {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; grpcCode?: number; details?: any[]; requestId?: string; [k: string]: unknown };
+}
+
+export interface Response<T> {
+  status: number;
+  headers: Headers;
+  data: T | null | undefined;
+  errors: ErrorBody[] | undefined;
+  text: string;
+}
+
+export interface TestGateway {
+  url: string;
+  config: Config;
+  gateway: Gateway;
+  adminId: string;
+  adminToken: string;
+  defaultOrgId: string;
+  logs: string[];
+  tokenFor(userId: string): Promise<string>;
+  send<T, V>(doc: TypedDocumentNode<T, V>, variables: V, opts?: { token?: string | null; orgId?: string; headers?: Record<string, string> }): Promise<Response<T>>;
+  raw(body: unknown, headers?: Record<string, string>): Promise<Response<any>>;
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-'));
+  const config = loadConfig({ BCRYPT_COST: '4', ...options.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const logs: string[] = [];
+  const logger = createLogger('debug', (line) => logs.push(line));
+  const gateway = await createGateway(config, { logger, notifier: options.notifier });
+  const admin = await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+  const { url } = await gateway.listen();
+  const signer = createLocalTokenSigner(config);
+  const adminToken = await signer.sign(admin.adminUserId);
+
+  const post = async (body: string, headers: Record<string, string>): Promise<Response<any>> => {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const text = await res.text();
+    let parsed: ExecutionResult = {};
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON: the test reads `text` */
+    }
+    return { status: res.status, headers: res.headers, data: parsed.data as any, errors: parsed.errors as any, text };
+  };
+
+  return {
+    url,
+    config,
+    gateway,
+    adminId: admin.adminUserId,
+    adminToken,
+    defaultOrgId: admin.defaultOrgId,
+    logs,
+    tokenFor: (userId) => signer.sign(userId),
+    send(doc, variables, opts = {}) {
+      const token = opts.token === undefined ? adminToken : opts.token;
+      const headers: Record<string, string> = { ...opts.headers };
+      if (token) headers.authorization = `Bearer ${token}`;
+      if (opts.orgId) headers['x-service-orgid'] = opts.orgId;
+      return post(JSON.stringify({ query: print(doc), variables }), headers);
+    },
+    raw: (body, headers = {}) => post(typeof body === 'string' ? body : JSON.stringify(body), { authorization: `Bearer ${adminToken}`, ...headers }),
+    async close() {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The single error of a failed response, for assertions on its code. */
+export function onlyError(res: Response<unknown>): ErrorBody {
+  if (!res.errors || res.errors.length !== 1) throw new Error(`expected one error, got ${res.text}`);
+  return res.errors[0]!;
+}
+
+/** Field paths named by an INVALID_ARGUMENT error. */
+export function violatedFields(error: ErrorBody): string[] {
+  const details = error.extensions?.details ?? [];
+  return details.flatMap((d: any) => (d.fieldViolations ?? []).map((v: any) => v.field)).sort();
+}
