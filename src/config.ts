@@ -33,6 +33,12 @@ export interface Config {
   instanceDomain: string;
   production: boolean;
   logLevel: string;
+  /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
+  idpSecretKey?: string;
+  /** SAML metadataUrl fetching. */
+  samlMetadata: { allowPrivateAddresses: boolean; timeoutMs: number; maxBytes: number };
+  /** WebAuthn relying party for U2F registration. */
+  webauthn: { rpId: string; rpName: string; origins: string[]; challengeTtlSeconds: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -69,5 +75,17 @@ export function loadConfig(env: Env = process.env): Config {
     instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
     production,
     logLevel: env.LOG_LEVEL ?? 'info',
+    idpSecretKey: env.IDP_SECRET_KEY || undefined,
+    samlMetadata: {
+      allowPrivateAddresses: bool(env.SAML_METADATA_ALLOW_PRIVATE, false),
+      timeoutMs: int(env.SAML_METADATA_TIMEOUT_MS, 5000),
+      maxBytes: int(env.SAML_METADATA_MAX_BYTES, 1024 * 1024),
+    },
+    webauthn: {
+      rpId: env.WEBAUTHN_RP_ID ?? 'localhost',
+      rpName: env.WEBAUTHN_RP_NAME ?? 'Identity gateway',
+      origins: (env.WEBAUTHN_ORIGINS ?? 'http://localhost:4000').split(',').map((o) => o.trim()).filter(Boolean),
+      challengeTtlSeconds: int(env.U2F_CHALLENGE_TTL_SECONDS, 300),
+    },
   };
 }

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { CommandContext, Deps } from './commands/context.ts';
 import type { Config } from './config.ts';
@@ -41,6 +42,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     notifier: options.notifier ?? createLoggingNotifier(logger),
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
     newId: createIdGenerator().next,
+    idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
 
@@ -102,6 +104,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await deps.notifier.close();
     },
   };
+}
+
+async function idpSecretKey(config: Config): Promise<Buffer> {
+  if (!config.idpSecretKey) return loadOrCreateSecret(config.dataDir, 'idp-secret.key', 32);
+  const key = Buffer.from(config.idpSecretKey, 'hex');
+  if (key.length !== 32) throw new Error('IDP_SECRET_KEY must be 64 hex characters (32 bytes)');
+  return key;
 }
 
 /** Syntax, validation and variable errors of graphql-js get the INVALID_ARGUMENT extensions too. */

@@ -12,6 +12,8 @@ export interface Deps {
   notifier: Notifier;
   hasher: PasswordHasher;
   newId: () => string;
+  /** AES-256-GCM key for OIDC client secrets at rest. */
+  idpSecretKey: Buffer;
 }
 
 export interface CommandContext {
