@@ -1,7 +1,7 @@
 // Who may do what, where (DESIGN.md section 6).
 import { hasPermission, type Permission } from '../auth/permissions.ts';
 import { notFound, permissionDenied, unauthenticated } from '../errors.ts';
-import { INSTANCE_ID, type Instance, type Org } from '../model/orgs.ts';
+import { INSTANCE_ID, rolesOf, type Instance, type Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { CommandContext } from './context.ts';
@@ -21,11 +21,11 @@ export async function authenticate(ctx: CommandContext): Promise<Caller> {
 
 async function instanceRoles(ctx: CommandContext, userId: string): Promise<string[]> {
   const instance = await ctx.deps.store.load<Instance>('instance', INSTANCE_ID);
-  return instance?.state.members[userId] ?? [];
+  return instance ? rolesOf(instance.state, userId) : [];
 }
 
 async function grantsIn(ctx: CommandContext, userId: string, org: Snapshot<Org>) {
-  return { instanceRoles: await instanceRoles(ctx, userId), orgRoles: org.state.members[userId] ?? [] };
+  return { instanceRoles: await instanceRoles(ctx, userId), orgRoles: rolesOf(org.state, userId) };
 }
 
 /**
@@ -42,6 +42,12 @@ export async function actingOrg(ctx: CommandContext, caller: Caller, explicit?: 
 
 export async function can(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {
   return hasPermission(await grantsIn(ctx, caller.id, org), permission);
+}
+
+/** Any role in the organization, or an instance role: enough to read there. */
+export async function mayRead(ctx: CommandContext, caller: Caller, org: Snapshot<Org>): Promise<boolean> {
+  const grants = await grantsIn(ctx, caller.id, org);
+  return grants.instanceRoles.length > 0 || grants.orgRoles.length > 0;
 }
 
 export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {

@@ -32,7 +32,7 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
     instance = (await store.load<Instance>('instance', INSTANCE_ID))!;
   }
   const defaultOrgId = instance.state.defaultOrgId;
-  const adminUserId = Object.keys(instance.state.members)[0]!;
+  const adminUserId = instance.state.members[0]!.userId;
   const system = { ...ctx, callerId: 'system' };
 
   if (!(await store.load('org', defaultOrgId))) {

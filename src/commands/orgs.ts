@@ -1,7 +1,7 @@
 // Use cases of organizations: create one, grant roles in one.
 import { isOrgRole } from '../auth/permissions.ts';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
-import { orgEvents, type Org } from '../model/orgs.ts';
+import { orgEvents, rolesOf, type Org } from '../model/orgs.ts';
 import { z } from 'zod';
 import { actingOrg, authenticate, requireIn, requireInstance } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
@@ -58,7 +58,7 @@ export async function addOrgMember(ctx: CommandContext, input: z.infer<typeof or
   if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
   const { snapshot } = await write<Org>(ctx, 'org', org.id, (current) => {
     if (!current) throw notFound('Organization');
-    const held = current.state.members[input.userId] ?? [];
+    const held = rolesOf(current.state, input.userId);
     const merged = [...new Set([...held, ...roles])].sort();
     if (merged.length === held.length) throw failedPrecondition('The user already holds these roles');
     return { type: orgEvents.memberAdded, payload: { userId: input.userId, roles: merged }, resourceOwner: org.id };

@@ -3,7 +3,7 @@ import { permissionDenied } from '../errors.ts';
 import type { Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, can } from './access.ts';
+import { actingOrg, authenticate, mayRead } from './access.ts';
 import type { CommandContext } from './context.ts';
 
 export async function me(ctx: CommandContext): Promise<Snapshot<User>> {
@@ -21,9 +21,6 @@ export async function user(ctx: CommandContext, id: string): Promise<Snapshot<Us
   const org: Snapshot<Org> = await actingOrg(ctx, caller);
   const target = id === caller.id ? caller.user : await ctx.deps.store.load<User>('user', id);
   if (!target || target.resourceOwner !== org.id) return null;
-  if (id !== caller.id && !(await can(ctx, caller, org, 'user.write'))) {
-    const anyRole = (org.state.members[caller.id]?.length ?? 0) > 0;
-    if (!anyRole) throw permissionDenied();
-  }
+  if (id !== caller.id && !(await mayRead(ctx, caller, org))) throw permissionDenied();
   return target;
 }

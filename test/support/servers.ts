@@ -9,6 +9,8 @@ declare module 'vitest' {
     /** Why a server could not be started (empty when it runs). */
     redisProblem: string;
     mongoProblem: string;
+    /** Path of redis-server (empty when not found), for tests that stop and restart Redis. */
+    redisServerBin: string;
   }
 }
 

@@ -1,0 +1,271 @@
+// EventStore for the quick start: an append-only JSON-lines log replayed into
+// memory at start. One line per event, its claims inside it, so an event and
+// its claims are on disk together or not at all. Appends resolve after fsync;
+// appends arriving while a sync is in flight share the next one (group commit).
+import { mkdir, open, readFile, truncate, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  ConcurrencyError,
+  ConstraintError,
+  StoreUnavailableError,
+  type AggregateType,
+  type EventStore,
+  type NewEvent,
+  type Reducers,
+  type Snapshot,
+  type StoredEvent,
+} from './port.ts';
+import { deepCopy, reduceEvents } from './reduce.ts';
+
+export interface EmbeddedStoreOptions {
+  dataDir: string;
+  reducers: Reducers;
+  /** Accepted for symmetry with the MongoDB store; claims here cannot be left behind. */
+  claimGraceMs?: number;
+}
+
+export interface EmbeddedStore extends EventStore {
+  /** How many appends and disk syncs happened since start (group commit makes syncs < appends). */
+  readonly stats: { appends: number; syncs: number };
+}
+
+export const LOG_FILE = 'events.log';
+
+interface Aggregate {
+  events: StoredEvent[];
+  snapshot: Snapshot<unknown>;
+}
+type Holder = { aggregateType: AggregateType; aggregateId: string };
+interface Pending {
+  event: StoredEvent;
+  line: string;
+  snapshot: Snapshot<unknown>;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+const aggregateTypes = new Set<string>(['instance', 'org', 'user', 'idp', 'project']);
+const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
+
+// Dates and binaries inside payloads are tagged so they come back as Date and Buffer.
+function encode(event: StoredEvent): string {
+  const line = JSON.stringify(
+    { ...event, createdAt: event.createdAt.toISOString() },
+    function (this: Record<string, unknown>, key, value: unknown) {
+      const raw = this[key];
+      if (raw instanceof Date) return { $date: raw.toISOString() };
+      if (raw instanceof Uint8Array) return { $binary: Buffer.from(raw).toString('base64') };
+      return value;
+    },
+  );
+  return line + '\n';
+}
+
+function decode(line: string): StoredEvent {
+  const raw = JSON.parse(line, (_key, value: unknown) => {
+    if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1) {
+      const tagged = value as { $date?: unknown; $binary?: unknown };
+      if (typeof tagged.$date === 'string') return new Date(tagged.$date);
+      if (typeof tagged.$binary === 'string') return Buffer.from(tagged.$binary, 'base64');
+    }
+    return value;
+  }) as Omit<StoredEvent, 'createdAt'> & { createdAt: string };
+  const createdAt = new Date(raw.createdAt);
+  if (
+    !aggregateTypes.has(raw.aggregateType) ||
+    typeof raw.aggregateId !== 'string' ||
+    !Number.isInteger(raw.sequence) ||
+    Number.isNaN(createdAt.getTime())
+  ) {
+    throw new Error('not an event');
+  }
+  return { ...raw, createdAt, claims: raw.claims ?? [] };
+}
+
+export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
+  const { dataDir, reducers } = options;
+  const path = join(dataDir, LOG_FILE);
+  const aggregates = new Map<string, Aggregate>();
+  const constraints = new Map<string, Holder>();
+  // Accepted but not yet on disk: consulted by the checks, invisible to readers.
+  const pending = new Map<string, Pending>();
+  const pendingClaims = new Map<string, Pending>();
+  let queue: Pending[] = [];
+  let flushing: Promise<void> | undefined;
+  let broken: unknown;
+  let closed = false;
+  const stats = { appends: 0, syncs: 0 };
+
+  function commit(event: StoredEvent, snapshot: Snapshot<unknown>): void {
+    const key = keyOf(event.aggregateType, event.aggregateId);
+    const aggregate = aggregates.get(key);
+    if (aggregate) {
+      aggregate.events.push(event);
+      aggregate.snapshot = snapshot;
+    } else {
+      aggregates.set(key, { events: [event], snapshot });
+    }
+    for (const claim of event.claims)
+      constraints.set(claim, { aggregateType: event.aggregateType, aggregateId: event.aggregateId });
+  }
+
+  function forget(item: Pending): void {
+    const key = keyOf(item.event.aggregateType, item.event.aggregateId);
+    if (pending.get(key) === item) pending.delete(key);
+    for (const claim of item.event.claims) if (pendingClaims.get(claim) === item) pendingClaims.delete(claim);
+  }
+
+  // Replay. Text after the last newline is a write torn by a crash: drop it.
+  await mkdir(dataDir, { recursive: true });
+  let content: Buffer;
+  try {
+    content = await readFile(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    content = Buffer.alloc(0);
+  }
+  let size = content.lastIndexOf(0x0a) + 1;
+  if (size < content.length) {
+    console.warn(`embedded store: dropping a torn last line (${content.length - size} bytes) in ${path}`);
+    await truncate(path, size);
+  }
+  const lines = content.subarray(0, size).toString('utf8').split('\n');
+  lines.forEach((line, index) => {
+    if (line.trim() === '') return;
+    try {
+      const event = decode(line);
+      const current = aggregates.get(keyOf(event.aggregateType, event.aggregateId))?.snapshot ?? null;
+      if (event.sequence !== (current?.sequence ?? 0) + 1) throw new Error(`sequence ${event.sequence} out of order`);
+      commit(event, reduceEvents(reducers[event.aggregateType], current, [event])!);
+    } catch (e) {
+      throw new Error(`embedded store: ${path} line ${index + 1} is corrupt: ${(e as Error).message}`, { cause: e });
+    }
+  });
+
+  const file: FileHandle = await open(path, 'a');
+  if (content.length === 0) {
+    // Make a new file's directory entry durable too (not possible on every platform).
+    await open(dataDir, 'r')
+      .then(async (dir) => {
+        await dir.sync().finally(() => dir.close());
+      })
+      .catch(() => {});
+  }
+
+  async function flush(): Promise<void> {
+    await null; // appends made in the same tick join the first batch
+    while (queue.length > 0) {
+      const batch = queue;
+      queue = [];
+      const data = Buffer.from(batch.map((item) => item.line).join(''));
+      try {
+        await file.appendFile(data);
+        await file.datasync();
+        stats.syncs++;
+        size += data.length;
+      } catch (e) {
+        // Unknown what reached the disk: cut it off and refuse further writes.
+        broken = e;
+        await file.truncate(size).catch(() => {});
+        for (const item of [...batch, ...queue]) {
+          forget(item);
+          item.reject(new StoreUnavailableError(e));
+        }
+        queue = [];
+        break;
+      }
+      for (const item of batch) {
+        commit(item.event, item.snapshot);
+        forget(item);
+        item.resolve();
+      }
+    }
+    flushing = undefined;
+  }
+
+  const snapshotOf = (type: AggregateType, id: string) => aggregates.get(keyOf(type, id))?.snapshot;
+
+  const store: EmbeddedStore = {
+    stats,
+
+    load: async <S>(type: AggregateType, id: string) => {
+      const snapshot = snapshotOf(type, id);
+      return snapshot ? (deepCopy(snapshot) as Snapshot<S>) : null;
+    },
+
+    loadMany: async <S>(type: AggregateType, ids: readonly string[]) => {
+      const result = new Map<string, Snapshot<S>>();
+      for (const id of ids) {
+        const snapshot = snapshotOf(type, id);
+        if (snapshot) result.set(id, deepCopy(snapshot) as Snapshot<S>);
+      }
+      return result;
+    },
+
+    // Everything up to the promise runs synchronously: checks and reservation are atomic.
+    append: async <S>(event: NewEvent, opts?: { claims?: string[] }) => {
+      if (closed) throw new Error('embedded store is closed');
+      if (broken) throw new StoreUnavailableError(broken);
+      const { aggregateType, aggregateId, sequence } = event;
+      const key = keyOf(aggregateType, aggregateId);
+      const tip = pending.get(key)?.snapshot ?? snapshotOf(aggregateType, aggregateId) ?? null;
+      const expected = (tip?.sequence ?? 0) + 1;
+      if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
+      if (sequence > expected)
+        throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+
+      const claims = [...new Set(opts?.claims ?? [])];
+      for (const claim of claims) {
+        const holder = pendingClaims.get(claim)?.event ?? constraints.get(claim);
+        if (holder && (holder.aggregateType !== aggregateType || holder.aggregateId !== aggregateId)) {
+          throw new ConstraintError(claim);
+        }
+      }
+
+      const { type, payload, creator, resourceOwner } = event;
+      const line = encode({
+        aggregateType,
+        aggregateId,
+        sequence,
+        type,
+        payload,
+        creator,
+        resourceOwner,
+        createdAt: new Date(),
+        claims,
+      });
+      const stored = decode(line); // exactly what a replay will see
+      const base = tip && { ...tip, state: deepCopy(tip.state) };
+      const snapshot = reduceEvents(reducers[aggregateType], base, [stored])!;
+
+      stats.appends++;
+      await new Promise<void>((resolve, reject) => {
+        const item: Pending = { event: stored, line, snapshot, resolve, reject };
+        pending.set(key, item);
+        for (const claim of claims) pendingClaims.set(claim, item);
+        queue.push(item);
+        flushing ??= flush();
+      });
+      return { event: deepCopy(stored), snapshot: deepCopy(snapshot) as Snapshot<S> };
+    },
+
+    lookup: async (key) => {
+      const holder = constraints.get(key);
+      return holder ? { ...holder } : null;
+    },
+
+    events: async (type, id) => deepCopy(aggregates.get(keyOf(type, id))?.events ?? []),
+
+    ping: async () => {
+      if (broken) throw new StoreUnavailableError(broken);
+    },
+
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      while (flushing) await flushing;
+      await file.close();
+    },
+  };
+  return store;
+}

@@ -1,0 +1,511 @@
+// One contract for both EventStore adapters (DESIGN.md section 3), plus what
+// only one of them has: stale claims (MongoDB), the log file (embedded).
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEmbeddedStore, LOG_FILE, type EmbeddedStore } from '../src/store/embedded.ts';
+import { createMongoStore } from '../src/store/mongo.ts';
+import {
+  ConcurrencyError,
+  ConstraintError,
+  StoreUnavailableError,
+  type EventStore,
+  type NewEvent,
+  type Reducer,
+  type Reducers,
+  type StoredEvent,
+} from '../src/store/port.ts';
+import { describeWith } from './support/servers.ts';
+
+interface Counter {
+  count: number;
+  fields: Record<string, unknown>;
+}
+const counter: Reducer<Counter> = (state, event) => ({
+  count: (state?.count ?? 0) + ((event.payload.add as number | undefined) ?? 0),
+  fields: { ...state?.fields, ...(event.payload.set as Record<string, unknown> | undefined) },
+});
+const reducers: Reducers = { instance: counter, org: counter, user: counter, idp: counter, project: counter };
+
+const uid = (prefix = 'u') => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+function ev(aggregateId: string, sequence: number, payload: Record<string, unknown> = { add: 1 }): NewEvent {
+  return {
+    aggregateType: 'user',
+    aggregateId,
+    sequence,
+    type: 'user.counted',
+    payload,
+    creator: 'tester',
+    resourceOwner: 'org-1',
+  };
+}
+
+/** Appends one +1 with the usual command loop: load, append, retry on ConcurrencyError. */
+async function increment(store: EventStore, id: string): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const current = await store.load<Counter>('user', id);
+    try {
+      await store.append(ev(id, (current?.sequence ?? 0) + 1));
+      return attempt;
+    } catch (e) {
+      if (!(e instanceof ConcurrencyError) || attempt > 200) throw e;
+      await new Promise((r) => setTimeout(r, Math.random() * 5));
+    }
+  }
+}
+
+interface Harness {
+  store: EventStore;
+  /** Close and open the store on the same data. */
+  reopen(): Promise<EventStore>;
+  /**
+   * Write an event but not its state document, as a crash between the two writes
+   * leaves it; returns the store to read with afterwards.
+   */
+  writeEventOnly(event: StoredEvent): Promise<EventStore>;
+}
+
+function contract(open: () => Promise<Harness>) {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await open();
+  });
+  afterAll(async () => {
+    await h?.store.close();
+  });
+
+  it('numbers events 1, 2, 3 per aggregate, independently', async () => {
+    const [a, b] = [uid(), uid()];
+    const first = await h.store.append<Counter>(ev(a, 1, { add: 1, set: { name: 'A' } }), {});
+    await h.store.append(ev(a, 2));
+    const third = await h.store.append<Counter>(ev(a, 3, { add: 5 }));
+    const other = await h.store.append<Counter>(ev(b, 1, { add: 7 }));
+
+    expect(third.snapshot).toMatchObject({
+      id: a,
+      sequence: 3,
+      resourceOwner: 'org-1',
+      state: { count: 7, fields: { name: 'A' } },
+    });
+    expect(third.snapshot.creationDate).toEqual(first.event.createdAt);
+    expect(third.snapshot.changeDate).toEqual(third.event.createdAt);
+    expect(other.snapshot).toMatchObject({ id: b, sequence: 1, state: { count: 7 } });
+    expect(await h.store.load('user', a)).toEqual(third.snapshot);
+    const events = await h.store.events('user', a);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(events[0]).toMatchObject({
+      type: 'user.counted',
+      creator: 'tester',
+      claims: [],
+      payload: { add: 1, set: { name: 'A' } },
+    });
+    expect(events[0]!.createdAt).toBeInstanceOf(Date);
+  });
+
+  it('loads nothing for an unknown aggregate, and only the known ones in loadMany', async () => {
+    const [a, b] = [uid(), uid()];
+    await h.store.append(ev(a, 1));
+    await h.store.append(ev(b, 1, { add: 2 }));
+    expect(await h.store.load('user', uid())).toBeNull();
+    expect(await h.store.load('org', a)).toBeNull();
+    const many = await h.store.loadMany<Counter>('user', [a, uid(), b]);
+    expect([...many.keys()].sort()).toEqual([a, b].sort());
+    expect(many.get(b)?.state.count).toBe(2);
+    expect((await h.store.loadMany('user', [])).size).toBe(0);
+  });
+
+  it('loses no update: 50 concurrent increments with retries all count', async () => {
+    const id = uid();
+    const attempts = await Promise.all(Array.from({ length: 50 }, () => increment(h.store, id)));
+    const snapshot = await h.store.load<Counter>('user', id);
+    expect(snapshot).toMatchObject({ sequence: 50, state: { count: 50 } });
+    expect(attempts.some((n) => n > 1)).toBe(true); // they really did collide
+    expect((await h.store.events('user', id)).map((e) => e.sequence)).toEqual(
+      Array.from({ length: 50 }, (_, i) => i + 1),
+    );
+  });
+
+  it('lets exactly one of two writers of the same sequence win', async () => {
+    const id = uid();
+    await h.store.append(ev(id, 1));
+    const results = await Promise.allSettled([
+      h.store.append(ev(id, 2, { add: 10 })),
+      h.store.append(ev(id, 2, { add: 100 })),
+    ]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toBeInstanceOf(ConcurrencyError);
+    expect((await h.store.load<Counter>('user', id))?.state.count).toBeOneOf([11, 101]);
+    await expect(h.store.append(ev(id, 1))).rejects.toBeInstanceOf(ConcurrencyError);
+  });
+
+  it('refuses a claimed key to another aggregate and names the holder', async () => {
+    const [a, b, key] = [uid(), uid(), `username:${uid()}`];
+    await h.store.append(ev(a, 1), { claims: [key] });
+    const refused = h.store.append(ev(b, 1), { claims: [key] });
+    await expect(refused).rejects.toBeInstanceOf(ConstraintError);
+    await expect(refused).rejects.toMatchObject({ key });
+    expect(await h.store.lookup(key)).toEqual({ aggregateType: 'user', aggregateId: a });
+    expect(await h.store.load('user', b)).toBeNull();
+    // The holder may claim its own key again.
+    const again = await h.store.append(ev(a, 2), { claims: [key] });
+    expect(again.event.claims).toEqual([key]);
+    expect(await h.store.lookup(key)).toEqual({ aggregateType: 'user', aggregateId: a });
+    expect(await h.store.lookup(`username:${uid()}`)).toBeNull();
+  });
+
+  it('releases the claims of a failed append', async () => {
+    const [a, b, taken, free1, free2] = [uid(), uid(), `k:${uid()}`, `k:${uid()}`, `k:${uid()}`];
+    await h.store.append(ev(a, 1), { claims: [taken] });
+    await expect(h.store.append(ev(a, 1), { claims: [free1] })).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(h.store.append(ev(b, 1), { claims: [free2, taken] })).rejects.toBeInstanceOf(ConstraintError);
+    expect(await h.store.lookup(free1)).toBeNull();
+    expect(await h.store.lookup(free2)).toBeNull();
+    await h.store.append(ev(b, 1), { claims: [free1, free2] });
+    expect(await h.store.lookup(free1)).toEqual({ aggregateType: 'user', aggregateId: b });
+  });
+
+  it('catches a state behind its events up on read', async () => {
+    const [a, b] = [uid(), uid()];
+    const first = await h.store.append<Counter>(ev(a, 1, { add: 1 }));
+    await h.store.append(ev(b, 1, { add: 1 }));
+    const lost: StoredEvent = { ...ev(a, 2, { add: 41, set: { late: true } }), createdAt: new Date(), claims: [] };
+    h.store = await h.writeEventOnly(lost);
+
+    const loaded = await h.store.load<Counter>('user', a);
+    expect(loaded).toMatchObject({ sequence: 2, state: { count: 42, fields: { late: true } } });
+    expect(loaded?.creationDate).toEqual(first.event.createdAt);
+    expect(loaded?.changeDate).toEqual(lost.createdAt);
+    const many = await h.store.loadMany<Counter>('user', [a, b]);
+    expect(many.get(a)).toEqual(loaded);
+    expect(many.get(b)?.sequence).toBe(1);
+    await h.store.append(ev(a, 3));
+    expect((await h.store.load<Counter>('user', a))?.state.count).toBe(43);
+  });
+
+  it('keeps state, events and claims across a restart', async () => {
+    const [a, key] = [uid(), `k:${uid()}`];
+    await h.store.append(
+      ev(a, 1, { add: 2, set: { when: new Date('2024-01-02T03:04:05.678Z'), bin: Buffer.from('hi') } }),
+      {
+        claims: [key],
+      },
+    );
+    await h.store.append(ev(a, 2));
+    const before = { snapshot: await h.store.load('user', a), events: await h.store.events('user', a) };
+    h.store = await h.reopen();
+    expect(await h.store.load('user', a)).toEqual(before.snapshot);
+    expect(await h.store.events('user', a)).toEqual(before.events);
+    expect(await h.store.lookup(key)).toEqual({ aggregateType: 'user', aggregateId: a });
+    const fields = (await h.store.load<Counter>('user', a))!.state.fields;
+    expect(fields.when).toEqual(new Date('2024-01-02T03:04:05.678Z'));
+    expect(Buffer.from(fields.bin as Uint8Array).toString()).toBe('hi');
+    await expect(h.store.append(ev(a, 2))).rejects.toBeInstanceOf(ConcurrencyError);
+  });
+
+  it('takes 100 concurrent appends on distinct aggregates, all kept after a restart', async () => {
+    const ids = Array.from({ length: 100 }, () => uid('g'));
+    const results = await Promise.all(ids.map((id, i) => h.store.append<Counter>(ev(id, 1, { add: i }))));
+    expect(results.map((r) => r.snapshot.state.count)).toEqual(ids.map((_, i) => i));
+    h.store = await h.reopen();
+    const many = await h.store.loadMany<Counter>('user', ids);
+    expect(many.size).toBe(100);
+    ids.forEach((id, i) => expect(many.get(id)).toMatchObject({ sequence: 1, state: { count: i } }));
+  });
+
+  it('answers ping', async () => {
+    await expect(h.store.ping()).resolves.toBeUndefined();
+  });
+}
+
+// ---------------------------------------------------------------- embedded
+
+async function openEmbedded(dataDir: string) {
+  return createEmbeddedStore({ dataDir, reducers });
+}
+
+describe('embedded event store', () => {
+  const dirs: string[] = [];
+  const newDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'store-contract-'));
+    dirs.push(dir);
+    return join(dir, 'nested', 'data'); // the store creates missing folders
+  };
+  afterAll(async () => {
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  describe('contract', () => {
+    contract(async () => {
+      const dir = await newDir();
+      const h: Harness = {
+        store: await openEmbedded(dir),
+        async reopen() {
+          await h.store.close();
+          return openEmbedded(dir);
+        },
+        async writeEventOnly(event) {
+          await h.store.close();
+          const line = JSON.stringify({ ...event, createdAt: event.createdAt.toISOString() });
+          await appendFile(join(dir, LOG_FILE), line + '\n');
+          return openEmbedded(dir);
+        },
+      };
+      return h;
+    });
+  });
+
+  it('drops a torn last line at start and keeps working', async () => {
+    const dir = await newDir();
+    let store = await openEmbedded(dir);
+    await store.append(ev('t', 1));
+    await store.append(ev('t', 2));
+    await store.close();
+    const log = join(dir, LOG_FILE);
+    const goodSize = (await stat(log)).size;
+    await appendFile(log, '{"aggregateType":"user","aggregateId":"t","seque');
+
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      store = await openEmbedded(dir);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('torn last line'));
+    } finally {
+      warn.mockRestore();
+    }
+    expect((await stat(log)).size).toBe(goodSize);
+    expect((await store.load('user', 't'))?.sequence).toBe(2);
+    await store.append(ev('t', 3));
+    await store.close();
+
+    store = await openEmbedded(dir);
+    expect((await store.events('user', 't')).map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect((await readFile(log, 'utf8')).trimEnd().split('\n')).toHaveLength(3);
+    await store.close();
+  });
+
+  it('covers concurrent appends with one disk sync (group commit)', async () => {
+    const store: EmbeddedStore = await openEmbedded(await newDir());
+    await Promise.all(Array.from({ length: 100 }, (_, i) => store.append(ev(`c${i}`, 1))));
+    expect(store.stats.appends).toBe(100);
+    expect(store.stats.syncs).toBeGreaterThanOrEqual(1);
+    expect(store.stats.syncs).toBeLessThanOrEqual(2);
+    await store.close();
+  });
+
+  it('refuses to start on a corrupt line in the middle of the log', async () => {
+    const dir = await newDir();
+    const store = await openEmbedded(dir);
+    await store.append(ev('x', 1));
+    await store.close();
+    await appendFile(join(dir, LOG_FILE), 'not json\n');
+    await expect(openEmbedded(dir)).rejects.toThrow(/line 2 is corrupt/);
+  });
+});
+
+// ---------------------------------------------------------------- MongoDB
+
+describeWith('mongo', 'mongo event store', (url) => {
+  const dbName = `contract_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const client = new MongoClient(url);
+  const db = client.db(dbName);
+  const openMongo = (claimGraceMs?: number) => createMongoStore({ url, dbName, reducers, claimGraceMs });
+
+  afterAll(async () => {
+    await db.dropDatabase().catch(() => {});
+    await client.close();
+  });
+
+  describe('contract', () => {
+    contract(async () => {
+      const h: Harness = {
+        store: await openMongo(),
+        async reopen() {
+          await h.store.close();
+          return openMongo();
+        },
+        async writeEventOnly(event) {
+          await db.collection('events').insertOne({ ...event });
+          return h.store;
+        },
+      };
+      return h;
+    });
+  });
+
+  it('writes the caught-up state document back', async () => {
+    const store = await openMongo();
+    try {
+      const id = uid();
+      await store.append(ev(id, 1));
+      await db.collection('events').insertOne({ ...ev(id, 2, { add: 9 }), createdAt: new Date(), claims: [] });
+      expect(await db.collection('users').findOne({ _id: id as never })).toMatchObject({ sequence: 1 });
+      expect((await store.load<Counter>('user', id))?.state.count).toBe(10);
+      expect(await db.collection('users').findOne({ _id: id as never })).toMatchObject({
+        sequence: 2,
+        state: { count: 10 },
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('takes over a claim left by a crash after the grace period, never a confirmed or fresh one', async () => {
+    const store = await openMongo(50);
+    const patient = await openMongo(60_000);
+    try {
+      const constraints = db.collection<{ _id: string; [k: string]: unknown }>('constraints');
+      const [ghost, fresh, confirmed] = [`k:${uid()}`, `k:${uid()}`, `k:${uid()}`];
+      const backdated = new Date(Date.now() - 1000);
+      await constraints.insertOne({
+        _id: ghost,
+        aggregateType: 'user',
+        aggregateId: 'crashed',
+        sequence: 1,
+        claimedAt: backdated,
+      });
+      await constraints.insertOne({
+        _id: fresh,
+        aggregateType: 'user',
+        aggregateId: 'in-flight',
+        sequence: 1,
+        claimedAt: new Date(),
+      });
+
+      expect(await store.lookup(ghost)).toBeNull();
+      const heir = uid();
+      await store.append(ev(heir, 1), { claims: [ghost] });
+      expect(await store.lookup(ghost)).toEqual({ aggregateType: 'user', aggregateId: heir });
+
+      await expect(patient.append(ev(uid(), 1), { claims: [fresh] })).rejects.toBeInstanceOf(ConstraintError);
+      expect(await patient.lookup(fresh)).toEqual({ aggregateType: 'user', aggregateId: 'in-flight' });
+
+      const owner = uid();
+      await store.append(ev(owner, 1), { claims: [confirmed] });
+      await constraints.updateOne({ _id: confirmed }, { $set: { claimedAt: backdated } });
+      await expect(store.append(ev(uid(), 1), { claims: [confirmed] })).rejects.toBeInstanceOf(ConstraintError);
+      expect(await store.lookup(confirmed)).toEqual({ aggregateType: 'user', aggregateId: owner });
+
+      // An aggregate takes back its own unconfirmed claim at once (a crashed earlier attempt).
+      const own = `k:${uid()}`;
+      const self = uid();
+      await constraints.insertOne({
+        _id: own,
+        aggregateType: 'user',
+        aggregateId: self,
+        sequence: 1,
+        claimedAt: new Date(),
+      });
+      await patient.append(ev(self, 1), { claims: [own] });
+      expect(await constraints.findOne({ _id: own })).toMatchObject({ aggregateId: self, sequence: 1 });
+    } finally {
+      await store.close();
+      await patient.close();
+    }
+  });
+});
+
+/** A TCP proxy to the database that a test can cut and restore, on a port fixed up front. */
+async function faultyProxy(target: string) {
+  const { hostname, port: targetPort } = new URL(target);
+  const port = await freePort();
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  return {
+    url: `mongodb://127.0.0.1:${port}/`,
+    up: () =>
+      new Promise<void>((resolve) => {
+        server = createServer((client) => {
+          const upstream = connect(Number(targetPort), hostname);
+          for (const s of [client, upstream]) {
+            sockets.add(s);
+            s.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
+          }
+          client.pipe(upstream).pipe(client);
+        }).listen(port, '127.0.0.1', resolve);
+      }),
+    down: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server ? server.close(() => resolve()) : resolve();
+      }),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describeWith('mongo', 'mongo event store when the server comes and goes', (url) => {
+  it('answers StoreUnavailableError while it is away and works again when it is back', async () => {
+    const proxy = await faultyProxy(url);
+    const dbName = `faults_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const store = await createMongoStore({ url: proxy.url, dbName, reducers, serverSelectionTimeoutMS: 300 });
+    warn.mockRestore();
+    const eventually = async <T>(work: () => Promise<T>) => {
+      for (let tries = 0; ; tries++) {
+        try {
+          return await work();
+        } catch (e) {
+          if (!(e instanceof StoreUnavailableError) || tries > 50) throw e;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    };
+    try {
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError); // down at start
+      await proxy.up();
+      await eventually(() => store.append(ev('a', 1)));
+      await proxy.down();
+      await expect(store.append(ev('a', 2))).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await proxy.up();
+      await eventually(() => store.append(ev('a', 2)));
+      expect((await store.load<Counter>('user', 'a'))?.state.count).toBe(2);
+    } finally {
+      await store.close();
+      await proxy.down();
+      const admin = new MongoClient(url);
+      await admin
+        .db(dbName)
+        .dropDatabase()
+        .catch(() => {});
+      await admin.close();
+    }
+  });
+});
+
+describe('mongo event store without a server', () => {
+  it('answers StoreUnavailableError quickly', async () => {
+    const port = await freePort();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    const store = await createMongoStore({
+      url: `mongodb://127.0.0.1:${port}/`,
+      dbName: 'nowhere',
+      reducers,
+      serverSelectionTimeoutMS: 300,
+    }).finally(() => warn.mockRestore());
+    try {
+      const started = Date.now();
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.append(ev('a', 1))).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.lookup('k')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await store.close();
+    }
+  });
+});
