@@ -2,7 +2,6 @@
 // only one of them has: stale claims (MongoDB), the log file (embedded).
 import { randomUUID } from 'node:crypto';
 import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -19,6 +18,7 @@ import {
   type Reducers,
   type StoredEvent,
 } from '../src/store/port.ts';
+import { faultyProxy, freePort } from './support/net.ts';
 import { describeWith } from './support/servers.ts';
 
 interface Counter {
@@ -410,42 +410,6 @@ describeWith('mongo', 'mongo event store', (url) => {
     }
   });
 });
-
-/** A TCP proxy to the database that a test can cut and restore, on a port fixed up front. */
-async function faultyProxy(target: string) {
-  const { hostname, port: targetPort } = new URL(target);
-  const port = await freePort();
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  return {
-    url: `mongodb://127.0.0.1:${port}/`,
-    up: () =>
-      new Promise<void>((resolve) => {
-        server = createServer((client) => {
-          const upstream = connect(Number(targetPort), hostname);
-          for (const s of [client, upstream]) {
-            sockets.add(s);
-            s.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
-          }
-          client.pipe(upstream).pipe(client);
-        }).listen(port, '127.0.0.1', resolve);
-      }),
-    down: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server ? server.close(() => resolve()) : resolve();
-      }),
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describeWith('mongo', 'mongo event store when the server comes and goes', (url) => {
   it('answers StoreUnavailableError while it is away and works again when it is back', async () => {

@@ -1,0 +1,129 @@
+// With Redis or MongoDB gone, a mutation answers UNAVAILABLE and leaves nothing half-written;
+// when the server is back, the same mutation succeeds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument } from './generated/operations.ts';
+import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import { faultyProxy, freePort } from './support/net.ts';
+import { describeWith } from './support/servers.ts';
+import type { User } from '../src/model/users.ts';
+
+const profile = { firstName: 'Fault', lastName: 'Tolerant' };
+const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |node_modules|Mongo\w+Error|ECONNREFUSED/);
+
+/** Retries while the gateway still answers UNAVAILABLE (clients reconnect with a back-off). */
+async function eventually<T extends { errors?: { extensions?: { code?: string } }[] }>(work: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    const res = await work();
+    if (res.errors?.[0]?.extensions?.code !== 'UNAVAILABLE' || tries > 60) return res;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describeWith('redis', 'when Redis stops', () => {
+  let redis: ChildProcess | undefined;
+  let port: number;
+  let dir: string;
+  let gw: TestGateway;
+
+  const startRedis = async () => {
+    redis = spawn(inject('redisServerBin'), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      const ok = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('redis-server did not start');
+  };
+  const stopRedis = () =>
+    new Promise<void>((resolve) => {
+      if (!redis || redis.exitCode !== null) return resolve();
+      redis.once('exit', () => resolve());
+      redis.kill('SIGKILL');
+    });
+
+  beforeAll(async () => {
+    port = await freePort();
+    dir = mkdtempSync(path.join(tmpdir(), 'redis-fault-'));
+    await startRedis();
+    gw = await startGateway({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, CODE_HMAC_KEY: 'fault-key' } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await stopRedis();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('addHumanUser and setEmail answer UNAVAILABLE, write nothing, and work once Redis is back', async () => {
+    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'keep@example.com', returnCode: true } } });
+    const existingId = existing.data!.addHumanUser.userId;
+    const before = (await gw.gateway.deps.store.load<User>('user', existingId))!;
+
+    await stopRedis();
+    const created = await gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com' } } });
+    expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
+    expect(created.status).toBe(503);
+    noStack(created.text);
+    expect(await gw.gateway.deps.store.load('user', 'redis-down-user')).toBeNull();
+    expect(await gw.gateway.deps.store.lookup('username:redis-down')).toBeNull();
+
+    const changed = await gw.send(SetEmailDocument, { input: { userId: existingId, email: 'changed@example.com', returnCode: true } });
+    expect(onlyError(changed).extensions?.code).toBe('UNAVAILABLE');
+    const after = (await gw.gateway.deps.store.load<User>('user', existingId))!;
+    expect(after.sequence).toBe(before.sequence);
+    expect(after.state.email).toEqual(before.state.email);
+
+    // Operations that need no code keep working without Redis.
+    const profileChange = await gw.send(UpdateHumanProfileDocument, { input: { userId: existingId, firstName: 'Still', lastName: 'Working' } });
+    expect(profileChange.errors).toBeUndefined();
+
+    await startRedis();
+    const retried = await eventually(() =>
+      gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com', returnCode: true } } }),
+    );
+    expect(retried.errors).toBeUndefined();
+    expect(retried.data!.addHumanUser.emailCode).toMatch(/^[A-Z0-9]{6}$/);
+  });
+});
+
+describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
+  let gw: TestGateway;
+  let proxy: Awaited<ReturnType<typeof faultyProxy>>;
+
+  beforeAll(async () => {
+    proxy = await faultyProxy(mongoUrl);
+    await proxy.up();
+    gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `faults_${Date.now()}` } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await proxy?.down();
+  });
+
+  it('mutations answer UNAVAILABLE, no user or username claim is left behind, and the same create succeeds later', async () => {
+    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'stay@example.com', isVerified: true } } });
+    const existingId = existing.data!.addHumanUser.userId;
+
+    await proxy.down();
+    const created = await gw.send(AddHumanUserDocument, { input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } } });
+    expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
+    expect(created.status).toBe(503);
+    noStack(created.text);
+    const update = await gw.send(UpdateHumanProfileDocument, { input: { userId: existingId, firstName: 'Never', lastName: 'Written' } });
+    expect(onlyError(update).extensions?.code).toBe('UNAVAILABLE');
+    noStack(update.text);
+
+    await proxy.up();
+    const retried = await eventually(() =>
+      gw.send(AddHumanUserDocument, { input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } } }),
+    );
+    expect(retried.errors).toBeUndefined();
+    expect(retried.data!.addHumanUser.details.sequence).toBe('1');
+    const untouched = (await gw.gateway.deps.store.load<User>('user', existingId))!;
+    expect(untouched.sequence).toBe(1);
+    expect(untouched.state.profile.firstName).toBe('Fault');
+  });
+});
