@@ -84,7 +84,7 @@ function userSuite(name: string, env: () => Record<string, string>) {
       expect(user.passwordChangeRequired).toBe(true);
       expect(user.state).toBe('USER_STATE_ACTIVE');
       expect(read.text).not.toContain('Secr3t!pass');
-      expect(read.text).not.toContain('$2b$');
+      expect(read.text).not.toMatch(/\$2[aby]\$|\$argon2/);
       expect(deliveries(userId)).toEqual([]);
       expect(await verifyImportedHash('Secr3t!pass', (await stored(userId)).state.passwordHash!)).toBe(true);
     });
@@ -233,7 +233,7 @@ function userSuite(name: string, env: () => Record<string, string>) {
 
     it('imports a bcrypt hash that then verifies the password', async () => {
       const { hash } = await import('@node-rs/bcrypt');
-      const imported = await hash('Imp0rted!', { cost: 4 } as any);
+      const imported = await hash('Imp0rted!', 4);
       const user = await addUser({ hashedPassword: { hash: imported, changeRequired: false } });
       expect(await verifyImportedHash('Imp0rted!', (await stored(user.userId)).state.passwordHash!)).toBe(true);
     });

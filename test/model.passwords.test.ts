@@ -46,7 +46,7 @@ describe('password hasher', () => {
   it('hashes with bcrypt and verifies', async () => {
     const hasher = createPasswordHasher({ cost: 4 });
     const h = await hasher.hash('Secret1!');
-    expect(h).toMatch(/^\$2b\$04\$/);
+    expect(h).toMatch(/^\$2[by]\$04\$/);
     expect(await hasher.verify('Secret1!', h)).toBe(true);
     expect(await hasher.verify('secret1!', h)).toBe(false);
     expect(await hasher.verify('Secret1!', 'not a hash')).toBe(false);
@@ -75,7 +75,7 @@ describe('password hasher', () => {
 
 describe('imported hashes', () => {
   it('classifies and verifies bcrypt and argon2 hashes', async () => {
-    const b = await bcryptHash('imported', { cost: 4 });
+    const b = (await bcryptHash('imported', 4)).replace(/^\$2y\$/, '$2b$');
     const kinds: Array<[string, string]> = [
       [b, 'bcrypt'],
       [b.replace(/^\$2b\$/, '$2a$'), 'bcrypt'],
@@ -93,7 +93,7 @@ describe('imported hashes', () => {
   });
 
   it('rejects everything else', async () => {
-    const b = await bcryptHash('imported', { cost: 4 });
+    const b = (await bcryptHash('imported', 4)).replace(/^\$2y\$/, '$2b$');
     const argon2d = await argon2Hash('imported', { ...argon2Fast, algorithm: 0 });
     expect(argon2d).toMatch(/^\$argon2d\$/);
     const rejected = [
@@ -114,5 +114,22 @@ describe('imported hashes', () => {
       expect(classifyImportedHash(h), h).toBeNull();
       expect(await verifyImportedHash('imported', h), h).toBe(false);
     }
+  });
+});
+
+describe('passwords longer than bcrypt reads', () => {
+  it('hashes them whole: the first 72 bytes alone do not verify', async () => {
+    const hasher = createPasswordHasher({ cost: 4 });
+    const long = 'Aa1!' + '😀'.repeat(68); // 72 code points, 276 UTF-8 bytes
+    const prefix = Buffer.from(long, 'utf8').subarray(0, 72).toString('utf8');
+    const stored = await hasher.hash(long);
+    expect(await hasher.verify(long, stored)).toBe(true);
+    expect(await hasher.verify(prefix, stored)).toBe(false);
+    expect(await hasher.verify(long.slice(0, -2), stored)).toBe(false);
+  });
+
+  it('keeps bcrypt for passwords bcrypt reads whole', async () => {
+    const stored = await createPasswordHasher({ cost: 4 }).hash('A'.repeat(71) + '!');
+    expect(classifyImportedHash(stored)).toBe('bcrypt');
   });
 });

@@ -1,5 +1,5 @@
-import { hash as bcryptHash, verify as bcryptVerify, parseOptions as bcryptParse } from '@node-rs/bcrypt';
-import { verify as argon2Verify, parseOptions as argon2Parse } from '@node-rs/argon2';
+import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
+import { hash as argon2Hash, verify as argon2Verify, parseOptions as argon2Parse } from '@node-rs/argon2';
 import type { PasswordPolicy } from '../config.ts';
 import { codePoints } from './text.ts';
 
@@ -8,11 +8,20 @@ export interface PasswordHasher {
   verify(password: string, hash: string): Promise<boolean>;
 }
 
-/** bcrypt through @node-rs: the async calls run on libuv worker threads, never the Sync variants. */
+/** bcrypt reads only the first 72 bytes of a password; longer ones would be silently truncated. */
+export const BCRYPT_MAX_BYTES = 72;
+
+/**
+ * bcrypt through @node-rs (async: libuv worker threads, never the Sync variants).
+ * A password longer than bcrypt's 72 bytes (a 72-character non-ASCII one, or a
+ * 200-character one on create) is hashed with argon2id instead, so no part of
+ * it is ignored; both formats verify through verifyImportedHash.
+ */
 export function createPasswordHasher({ cost }: { cost: number }): PasswordHasher {
   if (!Number.isInteger(cost) || cost < 4 || cost > 31) throw new RangeError('bcrypt cost must be an integer in 4..31');
   return {
-    hash: (password) => bcryptHash(password, { cost }),
+    hash: (password) =>
+      Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES ? argon2Hash(password) : bcryptHash(password, cost),
     verify: (password, hash) => verifyImportedHash(password, hash),
   };
 }
@@ -59,14 +68,7 @@ const isB64Length = (s: string) => s.length % 4 !== 1;
 
 /** The kind of an imported password hash, or null when it is not one we can verify. */
 export function classifyImportedHash(hash: string): ImportedHashKind | null {
-  if (BCRYPT.test(hash)) {
-    try {
-      bcryptParse(hash);
-      return 'bcrypt';
-    } catch {
-      return null;
-    }
-  }
+  if (BCRYPT.test(hash)) return 'bcrypt';
   const m = ARGON2.exec(hash);
   if (!m) return null;
   const [, kind = '', mem = '', time = '', par = '', salt = '', digest = ''] = m;
