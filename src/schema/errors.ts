@@ -39,12 +39,36 @@ export function zodToAppError(error: ZodError): AppError {
  */
 export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   if (error.extensions?.grpcCode !== undefined) return error;
-  return new GraphQLError(error.message, {
+  if ((error.extensions?.http as { status?: number } | undefined)?.status === 413) {
+    // yoga's body limit (maxRequestBodySize, 25 MB): keep its 413 (DESIGN.md section 8); gRPC calls an oversized message RESOURCE_EXHAUSTED.
+    return new GraphQLError(error.message, { extensions: { ...extensionsOf('RESOURCE_EXHAUSTED'), http: { status: 413 } } });
+  }
+  return new GraphQLError(withoutEchoedValues(error), {
     nodes: error.nodes,
     positions: error.positions,
     path: error.path,
     extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [] }]),
   });
+}
+
+/**
+ * graphql-js writes the offending value into its messages, for a variable the
+ * whole object ('Variable "$input" got invalid value { password: "…" }; Field
+ * "userId" … was not provided.'), which would echo secrets back. Keep the
+ * variable, the path and the reason; drop the values.
+ */
+export function withoutEchoedValues(error: GraphQLError): string {
+  const dropValue = (reason: string) =>
+    reason
+      .replace(/^(.* cannot represent (?:a )?[^:]*value): [\s\S]*$/, '$1.')
+      .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.');
+  const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(error.message);
+  const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
+  if (!variable) return dropValue(error.message);
+  if (inner === undefined || !error.message.endsWith(`; ${inner}`)) return `Variable "$${variable[1]}" got an invalid value.`;
+  const prefix = error.message.slice(0, -(inner.length + 2));
+  const at = / at "[_0-9A-Za-z$.[\]]+"$/.exec(prefix)?.[0] ?? '';
+  return `Variable "$${variable[1]}" got an invalid value${at}; ${dropValue(inner)}`;
 }
 
 export function maskedInternal(requestId: string, source?: GraphQLError): GraphQLError {
