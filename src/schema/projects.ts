@@ -1,0 +1,87 @@
+// GraphQL surface of projects and SAML applications: inputs, payloads, the Project and SAMLApp types. Thin: map and call.
+import { detailsOf } from '../commands/context.ts';
+import type { ProjectInputRules } from '../commands/project-inputs.ts';
+import * as projects from '../commands/projects.ts';
+import type { Project, SAMLApp } from '../model/projects.ts';
+import type { Snapshot } from '../store/port.ts';
+import type { Builder } from './builder.ts';
+import type { Common } from './common.ts';
+
+export function addProjects(builder: Builder, { Details: DetailsRef }: Common, rules: ProjectInputRules) {
+  const AddProjectInput = builder.inputType('AddProjectInput', {
+    description: 'Project names are unique in their organization, ignoring case.',
+    fields: (t) => ({ name: t.string({ required: true }) }),
+  });
+  const AddProjectPayload = builder.objectRef<{ projectId: string; details: projects.AddSAMLAppResult['details'] }>('AddProjectPayload').implement({
+    fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
+  });
+  builder.mutationField('addProject', (t) =>
+    t.field({
+      description: 'Create a project in the organization selected by x-service-orgid.',
+      type: AddProjectPayload,
+      args: { input: t.arg({ type: AddProjectInput, required: true, validate: { schema: rules.addProject } as any }) },
+      resolve: (_r, args, ctx) => projects.addProject(ctx.cmd, args.input as any),
+    }),
+  );
+
+  const AddSAMLAppInput = builder.inputType('AddSAMLAppInput', {
+    description: 'Exactly one of metadataXml and metadataUrl. The name is unique in its project ignoring case; the entityID of the metadata is unique in the instance.',
+    fields: (t) => ({
+      projectId: t.id({ required: true }),
+      name: t.string({ required: true }),
+      metadataXml: t.field({ type: 'Base64', description: 'A SAML 2.0 metadata document whose root is an md:EntityDescriptor (no DOCTYPE).' }),
+      metadataUrl: t.string({ description: 'An http(s) URL the metadata document is fetched from, once, when the app is created.' }),
+    }),
+  });
+  const AddSAMLAppPayload = builder.objectRef<projects.AddSAMLAppResult>('AddSAMLAppPayload').implement({
+    fields: (t) => ({ appId: t.exposeID('appId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
+  });
+  builder.mutationField('addSAMLApp', (t) =>
+    t.field({
+      description: '8. Create a SAML application in a project.',
+      type: AddSAMLAppPayload,
+      args: { input: t.arg({ type: AddSAMLAppInput, required: true, validate: { schema: rules.addSAMLApp } as any }) },
+      resolve: (_r, args, ctx) => projects.addSAMLApp(ctx.cmd, args.input as any),
+    }),
+  );
+
+  const SAMLAppRef = builder.objectRef<{ app: SAMLApp; resourceOwner: string }>('SAMLApp').implement({
+    fields: (t) => ({
+      id: t.id({ resolve: (a) => a.app.id }),
+      name: t.string({ resolve: (a) => a.app.name }),
+      entityId: t.string({ description: 'entityID read from the SAML metadata.', resolve: (a) => a.app.entityId }),
+      metadataUrl: t.string({ nullable: true, resolve: (a) => a.app.metadataUrl }),
+      details: t.field({
+        type: DetailsRef,
+        resolve: ({ app, resourceOwner }) => ({
+          sequence: app.sequence,
+          creationDate: new Date(app.creationDate),
+          changeDate: new Date(app.changeDate),
+          resourceOwner,
+        }),
+      }),
+    }),
+  });
+  const ProjectRef = builder.objectRef<Snapshot<Project>>('Project').implement({
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      name: t.string({ resolve: (p) => p.state.name }),
+      resourceOwner: t.exposeID('resourceOwner', { description: 'The organization the project belongs to.' }),
+      details: t.field({ type: DetailsRef, resolve: (p) => ({ ...detailsOf(p, true), creationDate: p.creationDate }) }),
+      samlApps: t.field({
+        type: [SAMLAppRef],
+        resolve: (p) => p.state.apps.map((app) => ({ app, resourceOwner: p.resourceOwner })),
+      }),
+    }),
+  });
+
+  builder.queryField('project', (t) =>
+    t.field({
+      type: ProjectRef,
+      nullable: true,
+      description: 'A project of the organization selected by x-service-orgid; null when it does not exist there.',
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_r, args, ctx) => projects.project(ctx.cmd, String(args.id)),
+    }),
+  );
+}
