@@ -23,6 +23,17 @@ export interface U2FToken {
   id: string;
   name: string | null;
   state: 'U2F_STATE_NOT_READY' | 'U2F_STATE_READY';
+  /** Relying-party id the token was registered for. */
+  rpId?: string;
+  /** Pending (NOT_READY) only: the WebAuthn challenge (base64url), the origins offered, and when it expires (ISO). */
+  challenge?: string;
+  origins?: string[];
+  expiresAt?: string;
+  /** Ready only: the credential (id and COSE public key base64url), its signature counter and transports. */
+  credentialId?: string;
+  publicKey?: string;
+  counter?: number;
+  transports?: string[];
 }
 
 export interface User {
@@ -47,6 +58,8 @@ export const userEvents = {
   phoneChanged: 'user.phone.changed',
   phoneVerified: 'user.phone.verified',
   passwordChanged: 'user.password.changed',
+  u2fAdded: 'user.u2f.added',
+  u2fVerified: 'user.u2f.verified',
 } as const;
 
 export function sameProfile(a: Profile, b: Profile): boolean {
@@ -85,7 +98,37 @@ export function reduceUser(state: User | undefined, event: StoredEvent): User {
       const next = { ...state, passwordHash: p.hash, passwordChangeRequired: p.changeRequired };
       return { ...next, state: stateAfterCredentials(next) };
     }
+    case userEvents.u2fAdded:
+      return { ...state, u2fTokens: [...state.u2fTokens.filter((t) => !expiredPending(t, event.createdAt)), pendingU2F(p)] };
+    case userEvents.u2fVerified:
+      return { ...state, u2fTokens: state.u2fTokens.map((t) => (t.id === p.id ? readyU2F(t, p) : t)) };
     default:
       return state;
   }
 }
+
+/** A new registration drops pending tokens whose challenge had already expired, so they cannot pile up. */
+const expiredPending = (t: U2FToken, at: Date) =>
+  t.state === 'U2F_STATE_NOT_READY' && t.expiresAt !== undefined && Date.parse(t.expiresAt) <= at.getTime();
+
+const pendingU2F = (p: any): U2FToken => ({
+  id: p.id,
+  name: null,
+  state: 'U2F_STATE_NOT_READY',
+  rpId: p.rpId,
+  challenge: p.challenge,
+  origins: p.origins,
+  expiresAt: p.expiresAt,
+});
+
+// Built field by field so the pending-only fields are gone, not undefined (stores differ on undefined).
+const readyU2F = (t: U2FToken, p: any): U2FToken => ({
+  id: t.id,
+  name: p.name,
+  state: 'U2F_STATE_READY',
+  ...(t.rpId !== undefined ? { rpId: t.rpId } : {}),
+  credentialId: p.credentialId,
+  publicKey: p.publicKey,
+  counter: p.counter,
+  transports: p.transports ?? [],
+});

@@ -1,0 +1,90 @@
+// Input rules of the U2F operations (SPEC.md operation 3 and Limits, DESIGN.md section 8).
+// Checked before any I/O; every violated field is reported.
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import { text } from './rules.ts';
+
+const id = text(200, { required: true });
+
+/** SPEC.md Limits: the credential, as JSON text, is 55..1048576 characters (code points). */
+export const PUBLIC_KEY_CREDENTIAL_MIN = 55;
+export const PUBLIC_KEY_CREDENTIAL_MAX = 1_048_576;
+
+const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** The normalized form of a `domain` argument: trimmed, lower case, without a trailing dot. */
+export const normalizeDomain = (domain: string) => domain.trim().toLowerCase().replace(/\.$/, '');
+
+/** `host` is `rpId` or a subdomain of it (the WebAuthn rule between an origin's host and an rp id). */
+export const hostFitsRpId = (host: string, rpId: string) => host === rpId || host.endsWith(`.${rpId}`);
+
+/** The configured origins a browser may use with `rpId`. */
+export function originsFor(config: Config, rpId: string): string[] {
+  return config.webauthn.origins.filter((origin) => {
+    try {
+      return hostFitsRpId(new URL(origin).hostname.toLowerCase(), rpId);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Code points of the credential's JSON text; stops counting early once past the limit. */
+function jsonLength(value: unknown): number {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return -1;
+  }
+  if (json === undefined) return -1;
+  if (json.length < PUBLIC_KEY_CREDENTIAL_MIN) return json.length; // UTF-16 units >= code points
+  let n = 0;
+  for (const _ of json) if (++n > PUBLIC_KEY_CREDENTIAL_MAX) break;
+  return n;
+}
+
+export function u2fInputRules(config: Config) {
+  const rpId = config.webauthn.rpId.toLowerCase();
+  return {
+    registerU2F: z.object({
+      userId: id,
+      /**
+       * The relying-party id for this token: the configured one or a subdomain of it, and at
+       * least one configured origin must be able to use it (else no browser could finish).
+       */
+      domain: text(253)
+        .superRefine((d, ctx) => {
+          const domain = normalizeDomain(d);
+          if (domain === '') return; // blank means "the configured one"
+          if (!HOST_NAME.test(domain)) {
+            ctx.addIssue({ code: 'custom', message: 'must be a host name' });
+          } else if (!hostFitsRpId(domain, rpId)) {
+            ctx.addIssue({ code: 'custom', message: `must be the relying-party id ${rpId} or a subdomain of it` });
+          } else if (originsFor(config, domain).length === 0) {
+            ctx.addIssue({ code: 'custom', message: 'no configured origin may use this relying-party id' });
+          }
+        })
+        .nullish(),
+    }),
+
+    verifyU2FRegistration: z.object({
+      userId: id,
+      u2fId: id,
+      publicKeyCredential: z.record(z.string(), z.unknown()).superRefine((credential, ctx) => {
+        const n = jsonLength(credential);
+        if (n < PUBLIC_KEY_CREDENTIAL_MIN || n > PUBLIC_KEY_CREDENTIAL_MAX) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `must be ${PUBLIC_KEY_CREDENTIAL_MIN} to ${PUBLIC_KEY_CREDENTIAL_MAX} characters as JSON`,
+          });
+        }
+      }),
+      tokenName: text(200, { required: true }),
+    }),
+  };
+}
+
+export type U2FInputRules = ReturnType<typeof u2fInputRules>;
+export type RegisterU2FInput = z.infer<U2FInputRules['registerU2F']>;
+export type VerifyU2FRegistrationInput = z.infer<U2FInputRules['verifyU2FRegistration']>;
