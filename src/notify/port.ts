@@ -15,8 +15,18 @@ export interface DeliveryJob {
   urlTemplate?: string;
 }
 
+export interface EnqueueOptions {
+  /**
+   * By default a job that cannot be queued (Redis unreachable) is logged and
+   * dropped: the mutation's change is already written and the user can ask for
+   * a new code. With `strict` the failure is thrown (resendEmailCode, whose
+   * whole point is the send).
+   */
+  strict?: boolean;
+}
+
 export interface Notifier {
-  enqueue(job: DeliveryJob): Promise<void>;
+  enqueue(job: DeliveryJob, options?: EnqueueOptions): Promise<void>;
   /** True when jobs of this channel can be delivered (SPEC.md rule 3: no SMS provider, no SMS). */
   canDeliver(channel: 'email' | 'sms'): boolean;
   close(): Promise<void>;

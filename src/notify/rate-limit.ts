@@ -1,0 +1,110 @@
+// A sliding-window rate limiter: at most `limit` hits per key within `windowMs`.
+// Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
+import { Redis } from 'ioredis';
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Hits left in the window after this one (0 when refused). */
+  remaining: number;
+  /** When refused: ms until the oldest hit leaves the window. */
+  retryAfterMs: number;
+}
+
+export interface RateLimiter {
+  /** Counts a hit for key unless the window is full. */
+  hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+/** The limiter's store cannot be reached. */
+export class RateLimiterUnavailableError extends Error {
+  override name = 'RateLimiterUnavailableError';
+}
+
+export function createMemoryRateLimiter(now: () => number = Date.now): RateLimiter {
+  const hits = new Map<string, number[]>();
+  let calls = 0;
+  return {
+    async hit(key, limit, windowMs) {
+      const t = now();
+      const inWindow = (hits.get(key) ?? []).filter((at) => at > t - windowMs);
+      // Now and then forget keys whose window has passed.
+      if (++calls % 1000 === 0) for (const [k, v] of hits) if (!v.some((at) => at > t - windowMs)) hits.delete(k);
+      if (inWindow.length >= limit) {
+        hits.set(key, inWindow);
+        return { allowed: false, remaining: 0, retryAfterMs: Math.max(1, inWindow[0]! + windowMs - t) };
+      }
+      inWindow.push(t);
+      hits.set(key, inWindow);
+      return { allowed: true, remaining: limit - inWindow.length, retryAfterMs: 0 };
+    },
+    async close() {
+      hits.clear();
+    },
+  };
+}
+
+// KEYS[1] sorted set of hit times; ARGV limit, window ms, unique member suffix.
+// Answers {1, remaining, 0} or {0, 0, retry after ms}. Uses Redis's clock.
+const HIT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+if n >= limit then
+  local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  local wait = tonumber(oldest[2]) + window - now
+  if wait < 1 then wait = 1 end
+  return {0, 0, wait}
+end
+redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[3])
+redis.call('PEXPIRE', KEYS[1], window)
+return {1, limit - n - 1, 0}`;
+
+export interface RedisRateLimiterOptions {
+  url: string;
+  keyPrefix?: string;
+}
+
+export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
+  const prefix = options.keyPrefix ?? '';
+  const client = new Redis(options.url, {
+    lazyConnect: true,
+    connectTimeout: 1500,
+    commandTimeout: 1500,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    retryStrategy: (times) => Math.min(times * 100, 1000),
+  }) as Redis & { rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> };
+  client.on('error', () => {});
+  client.defineCommand('rateHit', { numberOfKeys: 1, lua: HIT });
+  try {
+    await client.connect();
+  } catch (err) {
+    client.disconnect();
+    throw new RateLimiterUnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
+  }
+  let seq = 0;
+  const tag = Math.random().toString(36).slice(2, 8);
+  return {
+    async hit(key, limit, windowMs) {
+      let res: [number, number, number];
+      try {
+        res = await client.rateHit(`${prefix}rate:${key}`, limit, windowMs, `${tag}${seq++}`);
+      } catch (err) {
+        throw new RateLimiterUnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
+      }
+      const [allowed, remaining, retryAfterMs] = res.map(Number) as [number, number, number];
+      return { allowed: allowed === 1, remaining, retryAfterMs };
+    },
+    async close() {
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    },
+  };
+}

@@ -1,0 +1,32 @@
+// `npm run worker`: a delivery worker alone, against the Redis queue of REDIS_URL.
+// Run as many as needed; each takes its own jobs, and one that dies leaves its
+// job in hand to be claimed by another after DELIVERY_CLAIM_IDLE_MS.
+// Gateways may then run with RUN_WORKER=false.
+import { loadConfig } from './config.ts';
+import { createLogger } from './log.ts';
+import { createNotifier } from './notify/index.ts';
+
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+if (!config.redisUrl) {
+  process.stderr.write('npm run worker needs REDIS_URL: without it the queue lives inside the gateway process, whose own worker delivers.\n');
+  process.exit(2);
+}
+
+const delivery = await createNotifier(config, logger);
+const worker = delivery.startWorker();
+process.stdout.write(`Delivery worker ${worker.name} on ${config.redisUrl.replace(/\/\/[^@/]*@/, '//***@')}\n`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    delivery
+      .close()
+      .then(() => {
+        logger.log('info', 'delivery worker metrics', { ...delivery.metrics });
+        process.exit(0);
+      }, () => process.exit(1));
+  });
+}

@@ -1,0 +1,126 @@
+// A real SMTP server for the tests (smtp-server on a loopback port): it
+// receives what the gateway sends, parsed with mailparser, and can be stopped,
+// started again on the same port, or told to refuse every recipient.
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+import { freePort } from './net.ts';
+
+export interface ReceivedMail {
+  /** SMTP envelope. */
+  from: string;
+  to: string[];
+  /** AUTH user and password, when the client logged in. */
+  auth?: { username?: string; password?: string };
+  parsed: ParsedMail;
+  raw: string;
+}
+
+export interface SmtpCatcher {
+  port: number;
+  mails: ReceivedMail[];
+  /** RCPT TO commands seen (refused ones too). */
+  recipientsTried: string[];
+  /** Answer every RCPT TO with 451 (a temporary failure): sending never succeeds. */
+  refuseAll: boolean;
+  listen(): Promise<void>;
+  stop(): Promise<void>;
+  /** Resolves with the first mail (already received or coming) that matches. */
+  waitFor(match: (m: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
+  /** Mails to an address. */
+  to(address: string): ReceivedMail[];
+}
+
+export async function startSmtp(options: { port?: number; listen?: boolean } = {}): Promise<SmtpCatcher> {
+  const port = options.port ?? (await freePort());
+  let server: SMTPServer | undefined;
+  const listeners = new Set<() => void>();
+
+  const catcher: SmtpCatcher = {
+    port,
+    mails: [],
+    recipientsTried: [],
+    refuseAll: false,
+    listen() {
+      server = new SMTPServer({
+        authOptional: true,
+        allowInsecureAuth: true,
+        disabledCommands: ['STARTTLS'],
+        logger: false,
+        onAuth(auth, _session, callback) {
+          callback(null, { user: { username: auth.username, password: auth.password } });
+        },
+        onRcptTo(address, _session, callback) {
+          catcher.recipientsTried.push(address.address);
+          if (catcher.refuseAll) return callback(Object.assign(new Error('Mailbox busy, try later'), { responseCode: 451 }));
+          callback();
+        },
+        onData(stream, session, callback) {
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', async () => {
+            const raw = Buffer.concat(chunks).toString('utf8');
+            const parsed = await simpleParser(raw);
+            const envelopeFrom = session.envelope.mailFrom;
+            catcher.mails.push({
+              from: envelopeFrom ? envelopeFrom.address : '',
+              to: session.envelope.rcptTo.map((r) => r.address),
+              auth: session.user as ReceivedMail['auth'],
+              parsed,
+              raw,
+            });
+            for (const l of [...listeners]) l();
+            callback();
+          });
+        },
+      });
+      server.on('error', () => {});
+      return new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(port, '127.0.0.1', () => resolve());
+      });
+    },
+    stop() {
+      const s = server;
+      server = undefined;
+      return new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
+    },
+    waitFor(match, timeoutMs = 15_000) {
+      return new Promise<ReceivedMail>((resolve, reject) => {
+        const check = () => {
+          const found = catcher.mails.find(match);
+          if (!found) return false;
+          listeners.delete(check);
+          clearTimeout(timer);
+          resolve(found);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no matching mail within ${timeoutMs} ms; received: ${catcher.mails.map((m) => `${m.to.join(',')}: ${m.parsed.subject}`).join('; ') || 'none'}`));
+        }, timeoutMs);
+        if (!check()) listeners.add(check);
+      });
+    },
+    to(address) {
+      return catcher.mails.filter((m) => m.to.includes(address));
+    },
+  };
+  if (options.listen !== false) await catcher.listen();
+  return catcher;
+}
+
+/** The verification code in a mail's text ("…verification code: ABC123"). */
+export function codeIn(mail: ReceivedMail): string {
+  const m = /verification code: ([A-Z0-9]{6})\b/.exec(mail.parsed.text ?? '');
+  if (!m) throw new Error(`no code in mail: ${mail.parsed.text}`);
+  return m[1]!;
+}
+
+/** Polls until check() is true. */
+export async function until(check: () => boolean | Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
