@@ -39,6 +39,24 @@ export interface Config {
   samlMetadata: { allowPrivateAddresses: boolean; timeoutMs: number; maxBytes: number };
   /** WebAuthn relying party for U2F registration. */
   webauthn: { rpId: string; rpName: string; origins: string[]; challengeTtlSeconds: number };
+  /** Verification mail over SMTP; without a host, mails are only logged (masked, never with the code). */
+  smtp: { host?: string; port: number; secure: boolean; user?: string; password?: string; from: string };
+  /** SMS through an HTTP webhook (JSON POST {to, text}); without a URL no SMS is sent (SPEC.md rule 3). */
+  sms: { webhookUrl?: string; webhookToken?: string };
+  /** The delivery queue and its worker (src/notify). */
+  delivery: {
+    maxTries: number;
+    backoffMs: number;
+    maxBackoffMs: number;
+    /** A job taken by a worker and not acknowledged for this long is claimed by another. */
+    claimIdleMs: number;
+    /** Prefix of the queue's Redis keys (several gateways sharing one Redis and one queue use the same). */
+    keyPrefix: string;
+    /** Run a delivery worker inside the gateway process (RUN_WORKER=false: only `npm run worker` delivers). */
+    runWorker: boolean;
+  };
+  /** resendEmailCode / resendPhoneCode per user and channel. */
+  resendLimitPerHour: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -87,5 +105,23 @@ export function loadConfig(env: Env = process.env): Config {
       origins: (env.WEBAUTHN_ORIGINS ?? 'http://localhost:4000').split(',').map((o) => o.trim()).filter(Boolean),
       challengeTtlSeconds: int(env.U2F_CHALLENGE_TTL_SECONDS, 300),
     },
+    smtp: {
+      host: env.SMTP_HOST || undefined,
+      port: int(env.SMTP_PORT, bool(env.SMTP_SECURE, false) ? 465 : 587),
+      secure: bool(env.SMTP_SECURE, false),
+      user: env.SMTP_USER || undefined,
+      password: env.SMTP_PASSWORD || undefined,
+      from: env.SMTP_FROM || `Identity <no-reply@${env.INSTANCE_DOMAIN ?? 'localhost'}>`,
+    },
+    sms: { webhookUrl: env.SMS_WEBHOOK_URL || undefined, webhookToken: env.SMS_WEBHOOK_TOKEN || undefined },
+    delivery: {
+      maxTries: Math.max(1, int(env.DELIVERY_MAX_TRIES, 10)),
+      backoffMs: int(env.DELIVERY_BACKOFF_MS, 5000),
+      maxBackoffMs: int(env.DELIVERY_MAX_BACKOFF_MS, 15 * 60_000),
+      claimIdleMs: int(env.DELIVERY_CLAIM_IDLE_MS, 60_000),
+      keyPrefix: env.DELIVERY_KEY_PREFIX ?? '',
+      runWorker: bool(env.RUN_WORKER, true),
+    },
+    resendLimitPerHour: int(env.RESEND_LIMIT_PER_HOUR, 5),
   };
 }

@@ -11,7 +11,7 @@ import type { Config } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createIdGenerator } from './model/ids.ts';
 import { createPasswordHasher } from './model/passwords.ts';
-import { createLoggingNotifier } from './notify/log.ts';
+import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
 import { buildSchema } from './schema/index.ts';
 import type { GraphQLContext } from './schema/builder.ts';
@@ -23,6 +23,8 @@ export interface Gateway {
   deps: Deps;
   stores: Stores;
   logger: Logger;
+  /** Queue, senders and delivery metrics; null when options.notifier replaced them. */
+  delivery: DeliveryNotifier | null;
   listen(): Promise<{ server: Server; url: string }>;
   close(): Promise<void>;
 }
@@ -35,16 +37,19 @@ export interface GatewayOptions {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const stores = await openStores(config, logger);
+  const delivery = options.notifier ? null : await createNotifier(config, logger);
   const deps: Deps = {
     config,
     store: stores.store,
     codes: stores.codes,
-    notifier: options.notifier ?? createLoggingNotifier(logger),
+    notifier: options.notifier ?? delivery!,
+    rateLimiter: stores.rateLimiter,
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
     newId: createIdGenerator().next,
     idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
+  if (delivery && config.delivery.runWorker) delivery.startWorker();
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: buildSchema(config),
@@ -63,6 +68,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         const known = asAppError(cause);
         if (known) return toGraphQLError(known, located);
         if (located && !located.originalError) return classifyGraphQLError(located);
+        // Variable coercion (firstName: 42, isVerified: "yes", a missing field, bad Base64):
+        // graphql-js wraps its own GraphQLError, before execution, so there is no path.
+        if (located && !located.path && cause instanceof GraphQLError) return classifyGraphQLError(located);
         logger.log('error', 'unexpected error', { requestId, error: String((cause as Error)?.stack ?? cause) });
         return maskedInternal(requestId, located);
       },
@@ -89,6 +97,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     deps,
     stores,
     logger,
+    delivery,
     async listen() {
       server = createServer(yoga);
       await new Promise<void>((resolve, reject) => {
@@ -100,8 +109,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     },
     async close() {
       if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+      await deps.notifier.close(); // stops the worker after the job in hand
       await stores.close();
-      await deps.notifier.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import { createCodeService, type CodeService } from './codes/codes.ts';
 import { createMemoryCodeStore } from './codes/memory.ts';
 import type { CodeStore } from './codes/port.ts';
 import { createRedisCodeStore } from './codes/redis.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './notify/rate-limit.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { reducers } from './model/reducers.ts';
@@ -15,6 +16,7 @@ export interface Stores {
   store: EventStore;
   codeStore: CodeStore;
   codes: CodeService;
+  rateLimiter: RateLimiter;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     ? await createMongoStore({ url: config.mongodbUrl, dbName: config.mongodbDb, reducers })
     : await createEmbeddedStore({ dataDir: config.dataDir, reducers });
   const codeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
+  const rateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
   if (config.redisUrl && !config.codeHmacKey) {
     logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; gateways sharing one Redis need the same key');
   }
@@ -36,8 +39,9 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     store,
     codeStore,
     codes,
+    rateLimiter,
     async close() {
-      await Promise.allSettled([store.close(), codeStore.close()]);
+      await Promise.allSettled([store.close(), codeStore.close(), rateLimiter.close()]);
     },
   };
 }

@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts';
 import type { CodeService } from '../codes/codes.ts';
 import type { Notifier } from '../notify/port.ts';
+import type { RateLimiter } from '../notify/rate-limit.ts';
 import type { EventStore, Snapshot } from '../store/port.ts';
 import type { PasswordHasher } from '../model/passwords.ts';
 
@@ -10,6 +11,8 @@ export interface Deps {
   store: EventStore;
   codes: CodeService;
   notifier: Notifier;
+  /** Per-user limits (resendEmailCode / resendPhoneCode); Redis when REDIS_URL is set. */
+  rateLimiter: RateLimiter;
   hasher: PasswordHasher;
   newId: () => string;
   /** AES-256-GCM key for OIDC client secrets at rest. */

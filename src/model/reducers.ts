@@ -1,5 +1,7 @@
 import type { Reducers, Reducer } from '../store/port.ts';
+import { reduceIdp } from './idps.ts';
 import { reduceInstance, reduceOrg } from './orgs.ts';
+import { reduceProject } from './projects.ts';
 import { reduceUser } from './users.ts';
 
 const notYet: Reducer = (_s, e) => {
@@ -10,6 +12,6 @@ export const reducers: Reducers = {
   instance: reduceInstance,
   org: reduceOrg,
   user: reduceUser,
-  idp: notYet,
-  project: notYet,
+  idp: reduceIdp,
+  project: reduceProject,
 };

@@ -71,6 +71,23 @@ export type AddHumanUserPayload = {
   userId: Scalars["ID"];
 };
 
+export type AddOIDCIdentityProviderInput = {
+  clientId: Scalars["String"];
+  /** Stored encrypted; never readable afterwards (see IdentityProvider.hasClientSecret). */
+  clientSecret: Scalars["String"];
+  displayNameMapping?: InputMaybe<OIDCMappingField>;
+  issuer: Scalars["String"];
+  name: Scalars["String"];
+  scopes?: InputMaybe<Array<Scalars["String"]>>;
+  usernameMapping?: InputMaybe<OIDCMappingField>;
+};
+
+export type AddOIDCIdentityProviderPayload = {
+  __typename?: "AddOIDCIdentityProviderPayload";
+  details: Details;
+  idpId: Scalars["ID"];
+};
+
 export type AddOrgMemberInput = {
   /** ORG_OWNER, ORG_USER_MANAGER, ORG_PROJECT_CREATOR, ... (DESIGN.md lists the roles and their permissions). */
   roles: Array<Scalars["String"]>;
@@ -90,6 +107,33 @@ export type AddOrganizationPayload = {
   __typename?: "AddOrganizationPayload";
   details: Details;
   orgId: Scalars["ID"];
+};
+
+/** Project names are unique in their organization, ignoring case. */
+export type AddProjectInput = {
+  name: Scalars["String"];
+};
+
+export type AddProjectPayload = {
+  __typename?: "AddProjectPayload";
+  details: Details;
+  projectId: Scalars["ID"];
+};
+
+/** Exactly one of metadataXml and metadataUrl. The name is unique in its project ignoring case; the entityID of the metadata is unique in the instance. */
+export type AddSAMLAppInput = {
+  /** An http(s) URL the metadata document is fetched from, once, when the app is created. */
+  metadataUrl?: InputMaybe<Scalars["String"]>;
+  /** A SAML 2.0 metadata document whose root is an md:EntityDescriptor (no DOCTYPE). */
+  metadataXml?: InputMaybe<Scalars["Base64"]>;
+  name: Scalars["String"];
+  projectId: Scalars["ID"];
+};
+
+export type AddSAMLAppPayload = {
+  __typename?: "AddSAMLAppPayload";
+  appId: Scalars["ID"];
+  details: Details;
 };
 
 /** What every manipulation returns. creationDate is null on the operations for which SPEC.md does not list it. */
@@ -136,6 +180,22 @@ export type IDPLinkInput = {
   userName: Scalars["String"];
 };
 
+export type IdentityProvider = {
+  __typename?: "IdentityProvider";
+  clientId: Scalars["String"];
+  details: Details;
+  displayNameMapping: OIDCMappingField;
+  /** The client secret is write-only: only whether one is stored. */
+  hasClientSecret: Scalars["Boolean"];
+  id: Scalars["ID"];
+  issuer: Scalars["String"];
+  name: Scalars["String"];
+  /** The organization the identity provider belongs to. */
+  resourceOwner: Scalars["ID"];
+  scopes: Array<Scalars["String"]>;
+  usernameMapping: OIDCMappingField;
+};
+
 export type Metadata = {
   __typename?: "Metadata";
   key: Scalars["String"];
@@ -151,10 +211,22 @@ export type Mutation = {
   __typename?: "Mutation";
   /** 5. Create or import a human user. */
   addHumanUser: AddHumanUserPayload;
+  /** Create an OIDC identity provider in the organization selected by x-service-orgid. */
+  addOIDCIdentityProvider: AddOIDCIdentityProviderPayload;
   /** Grant roles in the organization selected by x-service-orgid to a user. */
   addOrgMember: AddOrgMemberPayload;
   /** Create an organization (instance administrators only). */
   addOrganization: AddOrganizationPayload;
+  /** Create a project in the organization selected by x-service-orgid. */
+  addProject: AddProjectPayload;
+  /** 8. Create a SAML application in a project. */
+  addSAMLApp: AddSAMLAppPayload;
+  /** Start the registration of a U2F token: returns the WebAuthn creation options for the client. */
+  registerU2F: RegisterU2FPayload;
+  /** Send a fresh verification code to the unverified email of a user (user.write, or the user itself); the earlier code no longer verifies. At most RESEND_LIMIT_PER_HOUR (default 5) sends per user an hour, then RESOURCE_EXHAUSTED. No event is written: details are those of the user. */
+  resendEmailCode: ResendEmailCodePayload;
+  /** Send a fresh verification code by SMS to the unverified phone of a user (user.write, or the user itself); FAILED_PRECONDITION when no SMS provider is configured. Limited like resendEmailCode. */
+  resendPhoneCode: ResendPhoneCodePayload;
   /** 6. Change the email of a user. */
   setEmail: SetEmailPayload;
   /** 9. Set the password of a human user. */
@@ -165,14 +237,25 @@ export type Mutation = {
   updateHumanProfile: UpdateHumanProfilePayload;
   /** 1. Change the profile of the authenticated user. */
   updateMyProfile: UpdateMyProfilePayload;
+  /**
+   * 2. Replace the OIDC configuration of an identity provider.
+   * @deprecated Deprecated operation of the identity API; it may be removed in a future version.
+   */
+  updateOIDCIdentityProvider: UpdateOIDCIdentityProviderPayload;
   /** Verify the email of a user with the code that was sent or returned. */
   verifyEmail: VerifyEmailPayload;
   /** Verify the phone of a user with the code that was sent. */
   verifyPhone: VerifyPhonePayload;
+  /** 3. Complete the registration of a U2F (WebAuthn) token. */
+  verifyU2FRegistration: VerifyU2FRegistrationPayload;
 };
 
 export type MutationaddHumanUserArgs = {
   input: AddHumanUserInput;
+};
+
+export type MutationaddOIDCIdentityProviderArgs = {
+  input: AddOIDCIdentityProviderInput;
 };
 
 export type MutationaddOrgMemberArgs = {
@@ -181,6 +264,26 @@ export type MutationaddOrgMemberArgs = {
 
 export type MutationaddOrganizationArgs = {
   input: AddOrganizationInput;
+};
+
+export type MutationaddProjectArgs = {
+  input: AddProjectInput;
+};
+
+export type MutationaddSAMLAppArgs = {
+  input: AddSAMLAppInput;
+};
+
+export type MutationregisterU2FArgs = {
+  input: RegisterU2FInput;
+};
+
+export type MutationresendEmailCodeArgs = {
+  input: ResendEmailCodeInput;
+};
+
+export type MutationresendPhoneCodeArgs = {
+  input: ResendPhoneCodeInput;
 };
 
 export type MutationsetEmailArgs = {
@@ -203,12 +306,20 @@ export type MutationupdateMyProfileArgs = {
   input: UpdateMyProfileInput;
 };
 
+export type MutationupdateOIDCIdentityProviderArgs = {
+  input: UpdateOIDCIdentityProviderInput;
+};
+
 export type MutationverifyEmailArgs = {
   input: VerifyEmailInput;
 };
 
 export type MutationverifyPhoneArgs = {
   input: VerifyPhoneInput;
+};
+
+export type MutationverifyU2FRegistrationArgs = {
+  input: VerifyU2FRegistrationInput;
 };
 
 export type OIDCMappingField =
@@ -259,16 +370,82 @@ export type ProfileInput = {
   preferredLanguage?: InputMaybe<Scalars["String"]>;
 };
 
+export type Project = {
+  __typename?: "Project";
+  details: Details;
+  id: Scalars["ID"];
+  name: Scalars["String"];
+  /** The organization the project belongs to. */
+  resourceOwner: Scalars["ID"];
+  samlApps: Array<SAMLApp>;
+};
+
 export type Query = {
   __typename?: "Query";
+  /** An identity provider of the organization selected by x-service-orgid; null when it does not exist there. */
+  identityProvider?: Maybe<IdentityProvider>;
   /** The authenticated user. */
   me: User;
+  /** A project of the organization selected by x-service-orgid; null when it does not exist there. */
+  project?: Maybe<Project>;
   /** A user of the organization selected by x-service-orgid; null when it does not exist there. */
   user?: Maybe<User>;
 };
 
+export type QueryidentityProviderArgs = {
+  id: Scalars["ID"];
+};
+
+export type QueryprojectArgs = {
+  id: Scalars["ID"];
+};
+
 export type QueryuserArgs = {
   id: Scalars["ID"];
+};
+
+export type RegisterU2FInput = {
+  /** Relying-party id (domain); defaults to the configured one. Must be the configured relying-party id or a subdomain of it that a configured origin can use. */
+  domain?: InputMaybe<Scalars["String"]>;
+  userId: Scalars["ID"];
+};
+
+export type RegisterU2FPayload = {
+  __typename?: "RegisterU2FPayload";
+  details: Details;
+  /** PublicKeyCredentialCreationOptions (JSON form) to hand to navigator.credentials.create. */
+  publicKeyCredentialCreationOptions: Scalars["JSONObject"];
+  u2fId: Scalars["ID"];
+};
+
+export type ResendEmailCodeInput = {
+  /** Link template for the mail, with {{.UserID}}, {{.Code}} and {{.OrgID}}; the configured default when absent. */
+  urlTemplate?: InputMaybe<Scalars["String"]>;
+  userId: Scalars["ID"];
+};
+
+export type ResendEmailCodePayload = {
+  __typename?: "ResendEmailCodePayload";
+  details: Details;
+};
+
+export type ResendPhoneCodeInput = {
+  userId: Scalars["ID"];
+};
+
+export type ResendPhoneCodePayload = {
+  __typename?: "ResendPhoneCodePayload";
+  details: Details;
+};
+
+export type SAMLApp = {
+  __typename?: "SAMLApp";
+  details: Details;
+  /** entityID read from the SAML metadata. */
+  entityId: Scalars["String"];
+  id: Scalars["ID"];
+  metadataUrl?: Maybe<Scalars["String"]>;
+  name: Scalars["String"];
 };
 
 export type SendEmailCodeInput = {
@@ -353,6 +530,23 @@ export type UpdateMyProfilePayload = {
   details: Details;
 };
 
+/** The whole OIDC configuration: scopes or mappings left out are empty / OIDC_MAPPING_FIELD_UNSPECIFIED afterwards. */
+export type UpdateOIDCIdentityProviderInput = {
+  clientId: Scalars["String"];
+  /** Empty or absent: the stored secret is kept. */
+  clientSecret?: InputMaybe<Scalars["String"]>;
+  displayNameMapping?: InputMaybe<OIDCMappingField>;
+  idpId: Scalars["ID"];
+  issuer: Scalars["String"];
+  scopes?: InputMaybe<Array<Scalars["String"]>>;
+  usernameMapping?: InputMaybe<OIDCMappingField>;
+};
+
+export type UpdateOIDCIdentityProviderPayload = {
+  __typename?: "UpdateOIDCIdentityProviderPayload";
+  details: Details;
+};
+
 export type User = {
   __typename?: "User";
   details: Details;
@@ -396,6 +590,122 @@ export type VerifyPhoneInput = {
 export type VerifyPhonePayload = {
   __typename?: "VerifyPhonePayload";
   details: Details;
+};
+
+export type VerifyU2FRegistrationInput = {
+  /** The PublicKeyCredential produced by the WebAuthn client (navigator.credentials.create), as JSON (55 to 1048576 characters). */
+  publicKeyCredential: Scalars["JSONObject"];
+  tokenName: Scalars["String"];
+  u2fId: Scalars["ID"];
+  userId: Scalars["ID"];
+};
+
+export type VerifyU2FRegistrationPayload = {
+  __typename?: "VerifyU2FRegistrationPayload";
+  details: Details;
+};
+
+/**
+ * The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+ *
+ * Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+ */
+export type __Type = {
+  __typename?: "__Type";
+  kind: __TypeKind;
+  name?: Maybe<Scalars["String"]>;
+  description?: Maybe<Scalars["String"]>;
+  specifiedByURL?: Maybe<Scalars["String"]>;
+  fields?: Maybe<Array<__Field>>;
+  interfaces?: Maybe<Array<__Type>>;
+  possibleTypes?: Maybe<Array<__Type>>;
+  enumValues?: Maybe<Array<__EnumValue>>;
+  inputFields?: Maybe<Array<__InputValue>>;
+  ofType?: Maybe<__Type>;
+  isOneOf?: Maybe<Scalars["Boolean"]>;
+};
+
+/**
+ * The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+ *
+ * Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+ */
+export type __TypefieldsArgs = {
+  includeDeprecated?: InputMaybe<Scalars["Boolean"]>;
+};
+
+/**
+ * The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+ *
+ * Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+ */
+export type __TypeenumValuesArgs = {
+  includeDeprecated?: InputMaybe<Scalars["Boolean"]>;
+};
+
+/**
+ * The fundamental unit of any GraphQL Schema is the type. There are many kinds of types in GraphQL as represented by the `__TypeKind` enum.
+ *
+ * Depending on the kind of a type, certain fields describe information about that type. Scalar types provide no information beyond a name, description and optional `specifiedByURL`, while Enum types provide their values. Object and Interface types provide the fields they describe. Abstract types, Union and Interface, provide the Object types possible at runtime. List and NonNull types compose other types.
+ */
+export type __TypeinputFieldsArgs = {
+  includeDeprecated?: InputMaybe<Scalars["Boolean"]>;
+};
+
+/** An enum describing what kind of type a given `__Type` is. */
+export type __TypeKind =
+  /** Indicates this type is a scalar. */
+  | "SCALAR"
+  /** Indicates this type is an object. `fields` and `interfaces` are valid fields. */
+  | "OBJECT"
+  /** Indicates this type is an interface. `fields`, `interfaces`, and `possibleTypes` are valid fields. */
+  | "INTERFACE"
+  /** Indicates this type is a union. `possibleTypes` is a valid field. */
+  | "UNION"
+  /** Indicates this type is an enum. `enumValues` is a valid field. */
+  | "ENUM"
+  /** Indicates this type is an input object. `inputFields` is a valid field. */
+  | "INPUT_OBJECT"
+  /** Indicates this type is a list. `ofType` is a valid field. */
+  | "LIST"
+  /** Indicates this type is a non-null. `ofType` is a valid field. */
+  | "NON_NULL";
+
+/** Object and Interface types are described by a list of Fields, each of which has a name, potentially a list of arguments, and a return type. */
+export type __Field = {
+  __typename?: "__Field";
+  name: Scalars["String"];
+  description?: Maybe<Scalars["String"]>;
+  args: Array<__InputValue>;
+  type: __Type;
+  isDeprecated: Scalars["Boolean"];
+  deprecationReason?: Maybe<Scalars["String"]>;
+};
+
+/** Object and Interface types are described by a list of Fields, each of which has a name, potentially a list of arguments, and a return type. */
+export type __FieldargsArgs = {
+  includeDeprecated?: InputMaybe<Scalars["Boolean"]>;
+};
+
+/** Arguments provided to Fields or Directives and the input fields of an InputObject are represented as Input Values which describe their type and optionally a default value. */
+export type __InputValue = {
+  __typename?: "__InputValue";
+  name: Scalars["String"];
+  description?: Maybe<Scalars["String"]>;
+  type: __Type;
+  /** A GraphQL-formatted string representing the default value for this input value. */
+  defaultValue?: Maybe<Scalars["String"]>;
+  isDeprecated: Scalars["Boolean"];
+  deprecationReason?: Maybe<Scalars["String"]>;
+};
+
+/** One possible value for a given Enum. Enum values are unique values, not a placeholder for a string or numeric value. However an Enum value is returned in a JSON response as a string. */
+export type __EnumValue = {
+  __typename?: "__EnumValue";
+  name: Scalars["String"];
+  description?: Maybe<Scalars["String"]>;
+  isDeprecated: Scalars["Boolean"];
+  deprecationReason?: Maybe<Scalars["String"]>;
 };
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -502,10 +812,16 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars["ID"]>;
   String: ResolverTypeWrapper<Scalars["String"]>;
   AddHumanUserPayload: ResolverTypeWrapper<AddHumanUserPayload>;
+  AddOIDCIdentityProviderInput: AddOIDCIdentityProviderInput;
+  AddOIDCIdentityProviderPayload: ResolverTypeWrapper<AddOIDCIdentityProviderPayload>;
   AddOrgMemberInput: AddOrgMemberInput;
   AddOrgMemberPayload: ResolverTypeWrapper<AddOrgMemberPayload>;
   AddOrganizationInput: AddOrganizationInput;
   AddOrganizationPayload: ResolverTypeWrapper<AddOrganizationPayload>;
+  AddProjectInput: AddProjectInput;
+  AddProjectPayload: ResolverTypeWrapper<AddProjectPayload>;
+  AddSAMLAppInput: AddSAMLAppInput;
+  AddSAMLAppPayload: ResolverTypeWrapper<AddSAMLAppPayload>;
   Base64: ResolverTypeWrapper<Scalars["Base64"]>;
   DateTime: ResolverTypeWrapper<Scalars["DateTime"]>;
   Details: ResolverTypeWrapper<Details>;
@@ -516,6 +832,7 @@ export type ResolversTypes = {
   HashedPasswordInput: HashedPasswordInput;
   IDPLink: ResolverTypeWrapper<IDPLink>;
   IDPLinkInput: IDPLinkInput;
+  IdentityProvider: ResolverTypeWrapper<IdentityProvider>;
   JSONObject: ResolverTypeWrapper<Scalars["JSONObject"]>;
   Metadata: ResolverTypeWrapper<Metadata>;
   MetadataInput: MetadataInput;
@@ -527,7 +844,15 @@ export type ResolversTypes = {
   PhoneInput: PhoneInput;
   Profile: ResolverTypeWrapper<Profile>;
   ProfileInput: ProfileInput;
+  Project: ResolverTypeWrapper<Project>;
   Query: ResolverTypeWrapper<{}>;
+  RegisterU2FInput: RegisterU2FInput;
+  RegisterU2FPayload: ResolverTypeWrapper<RegisterU2FPayload>;
+  ResendEmailCodeInput: ResendEmailCodeInput;
+  ResendEmailCodePayload: ResolverTypeWrapper<ResendEmailCodePayload>;
+  ResendPhoneCodeInput: ResendPhoneCodeInput;
+  ResendPhoneCodePayload: ResolverTypeWrapper<ResendPhoneCodePayload>;
+  SAMLApp: ResolverTypeWrapper<SAMLApp>;
   SendEmailCodeInput: SendEmailCodeInput;
   SetEmailInput: SetEmailInput;
   SetEmailPayload: ResolverTypeWrapper<SetEmailPayload>;
@@ -542,12 +867,16 @@ export type ResolversTypes = {
   UpdateHumanProfilePayload: ResolverTypeWrapper<UpdateHumanProfilePayload>;
   UpdateMyProfileInput: UpdateMyProfileInput;
   UpdateMyProfilePayload: ResolverTypeWrapper<UpdateMyProfilePayload>;
+  UpdateOIDCIdentityProviderInput: UpdateOIDCIdentityProviderInput;
+  UpdateOIDCIdentityProviderPayload: ResolverTypeWrapper<UpdateOIDCIdentityProviderPayload>;
   User: ResolverTypeWrapper<User>;
   UserState: UserState;
   VerifyEmailInput: VerifyEmailInput;
   VerifyEmailPayload: ResolverTypeWrapper<VerifyEmailPayload>;
   VerifyPhoneInput: VerifyPhoneInput;
   VerifyPhonePayload: ResolverTypeWrapper<VerifyPhonePayload>;
+  VerifyU2FRegistrationInput: VerifyU2FRegistrationInput;
+  VerifyU2FRegistrationPayload: ResolverTypeWrapper<VerifyU2FRegistrationPayload>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -556,10 +885,16 @@ export type ResolversParentTypes = {
   ID: Scalars["ID"];
   String: Scalars["String"];
   AddHumanUserPayload: AddHumanUserPayload;
+  AddOIDCIdentityProviderInput: AddOIDCIdentityProviderInput;
+  AddOIDCIdentityProviderPayload: AddOIDCIdentityProviderPayload;
   AddOrgMemberInput: AddOrgMemberInput;
   AddOrgMemberPayload: AddOrgMemberPayload;
   AddOrganizationInput: AddOrganizationInput;
   AddOrganizationPayload: AddOrganizationPayload;
+  AddProjectInput: AddProjectInput;
+  AddProjectPayload: AddProjectPayload;
+  AddSAMLAppInput: AddSAMLAppInput;
+  AddSAMLAppPayload: AddSAMLAppPayload;
   Base64: Scalars["Base64"];
   DateTime: Scalars["DateTime"];
   Details: Details;
@@ -569,6 +904,7 @@ export type ResolversParentTypes = {
   HashedPasswordInput: HashedPasswordInput;
   IDPLink: IDPLink;
   IDPLinkInput: IDPLinkInput;
+  IdentityProvider: IdentityProvider;
   JSONObject: Scalars["JSONObject"];
   Metadata: Metadata;
   MetadataInput: MetadataInput;
@@ -579,7 +915,15 @@ export type ResolversParentTypes = {
   PhoneInput: PhoneInput;
   Profile: Profile;
   ProfileInput: ProfileInput;
+  Project: Project;
   Query: {};
+  RegisterU2FInput: RegisterU2FInput;
+  RegisterU2FPayload: RegisterU2FPayload;
+  ResendEmailCodeInput: ResendEmailCodeInput;
+  ResendEmailCodePayload: ResendEmailCodePayload;
+  ResendPhoneCodeInput: ResendPhoneCodeInput;
+  ResendPhoneCodePayload: ResendPhoneCodePayload;
+  SAMLApp: SAMLApp;
   SendEmailCodeInput: SendEmailCodeInput;
   SetEmailInput: SetEmailInput;
   SetEmailPayload: SetEmailPayload;
@@ -593,11 +937,15 @@ export type ResolversParentTypes = {
   UpdateHumanProfilePayload: UpdateHumanProfilePayload;
   UpdateMyProfileInput: UpdateMyProfileInput;
   UpdateMyProfilePayload: UpdateMyProfilePayload;
+  UpdateOIDCIdentityProviderInput: UpdateOIDCIdentityProviderInput;
+  UpdateOIDCIdentityProviderPayload: UpdateOIDCIdentityProviderPayload;
   User: User;
   VerifyEmailInput: VerifyEmailInput;
   VerifyEmailPayload: VerifyEmailPayload;
   VerifyPhoneInput: VerifyPhoneInput;
   VerifyPhonePayload: VerifyPhonePayload;
+  VerifyU2FRegistrationInput: VerifyU2FRegistrationInput;
+  VerifyU2FRegistrationPayload: VerifyU2FRegistrationPayload;
 };
 
 export type AddHumanUserPayloadResolvers<
@@ -620,6 +968,16 @@ export type AddHumanUserPayloadResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type AddOIDCIdentityProviderPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["AddOIDCIdentityProviderPayload"] =
+    ResolversParentTypes["AddOIDCIdentityProviderPayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  idpId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type AddOrgMemberPayloadResolvers<
   ContextType = MercuriusContext,
   ParentType extends ResolversParentTypes["AddOrgMemberPayload"] =
@@ -636,6 +994,26 @@ export type AddOrganizationPayloadResolvers<
 > = {
   details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
   orgId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type AddProjectPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["AddProjectPayload"] =
+    ResolversParentTypes["AddProjectPayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  projectId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type AddSAMLAppPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["AddSAMLAppPayload"] =
+    ResolversParentTypes["AddSAMLAppPayload"],
+> = {
+  appId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -690,6 +1068,36 @@ export type IDPLinkResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type IdentityProviderResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["IdentityProvider"] =
+    ResolversParentTypes["IdentityProvider"],
+> = {
+  clientId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  displayNameMapping?: Resolver<
+    ResolversTypes["OIDCMappingField"],
+    ParentType,
+    ContextType
+  >;
+  hasClientSecret?: Resolver<
+    ResolversTypes["Boolean"],
+    ParentType,
+    ContextType
+  >;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  issuer?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  resourceOwner?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  scopes?: Resolver<Array<ResolversTypes["String"]>, ParentType, ContextType>;
+  usernameMapping?: Resolver<
+    ResolversTypes["OIDCMappingField"],
+    ParentType,
+    ContextType
+  >;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export interface JSONObjectScalarConfig extends GraphQLScalarTypeConfig<
   ResolversTypes["JSONObject"],
   any
@@ -718,6 +1126,12 @@ export type MutationResolvers<
     ContextType,
     RequireFields<MutationaddHumanUserArgs, "input">
   >;
+  addOIDCIdentityProvider?: Resolver<
+    ResolversTypes["AddOIDCIdentityProviderPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationaddOIDCIdentityProviderArgs, "input">
+  >;
   addOrgMember?: Resolver<
     ResolversTypes["AddOrgMemberPayload"],
     ParentType,
@@ -729,6 +1143,36 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationaddOrganizationArgs, "input">
+  >;
+  addProject?: Resolver<
+    ResolversTypes["AddProjectPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationaddProjectArgs, "input">
+  >;
+  addSAMLApp?: Resolver<
+    ResolversTypes["AddSAMLAppPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationaddSAMLAppArgs, "input">
+  >;
+  registerU2F?: Resolver<
+    ResolversTypes["RegisterU2FPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationregisterU2FArgs, "input">
+  >;
+  resendEmailCode?: Resolver<
+    ResolversTypes["ResendEmailCodePayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationresendEmailCodeArgs, "input">
+  >;
+  resendPhoneCode?: Resolver<
+    ResolversTypes["ResendPhoneCodePayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationresendPhoneCodeArgs, "input">
   >;
   setEmail?: Resolver<
     ResolversTypes["SetEmailPayload"],
@@ -760,6 +1204,12 @@ export type MutationResolvers<
     ContextType,
     RequireFields<MutationupdateMyProfileArgs, "input">
   >;
+  updateOIDCIdentityProvider?: Resolver<
+    ResolversTypes["UpdateOIDCIdentityProviderPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationupdateOIDCIdentityProviderArgs, "input">
+  >;
   verifyEmail?: Resolver<
     ResolversTypes["VerifyEmailPayload"],
     ParentType,
@@ -771,6 +1221,12 @@ export type MutationResolvers<
     ParentType,
     ContextType,
     RequireFields<MutationverifyPhoneArgs, "input">
+  >;
+  verifyU2FRegistration?: Resolver<
+    ResolversTypes["VerifyU2FRegistrationPayload"],
+    ParentType,
+    ContextType,
+    RequireFields<MutationverifyU2FRegistrationArgs, "input">
   >;
 };
 
@@ -806,18 +1262,97 @@ export type ProfileResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type ProjectResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["Project"] =
+    ResolversParentTypes["Project"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  resourceOwner?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  samlApps?: Resolver<
+    Array<ResolversTypes["SAMLApp"]>,
+    ParentType,
+    ContextType
+  >;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type QueryResolvers<
   ContextType = MercuriusContext,
   ParentType extends ResolversParentTypes["Query"] =
     ResolversParentTypes["Query"],
 > = {
+  identityProvider?: Resolver<
+    Maybe<ResolversTypes["IdentityProvider"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryidentityProviderArgs, "id">
+  >;
   me?: Resolver<ResolversTypes["User"], ParentType, ContextType>;
+  project?: Resolver<
+    Maybe<ResolversTypes["Project"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryprojectArgs, "id">
+  >;
   user?: Resolver<
     Maybe<ResolversTypes["User"]>,
     ParentType,
     ContextType,
     RequireFields<QueryuserArgs, "id">
   >;
+};
+
+export type RegisterU2FPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["RegisterU2FPayload"] =
+    ResolversParentTypes["RegisterU2FPayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  publicKeyCredentialCreationOptions?: Resolver<
+    ResolversTypes["JSONObject"],
+    ParentType,
+    ContextType
+  >;
+  u2fId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ResendEmailCodePayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["ResendEmailCodePayload"] =
+    ResolversParentTypes["ResendEmailCodePayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type ResendPhoneCodePayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["ResendPhoneCodePayload"] =
+    ResolversParentTypes["ResendPhoneCodePayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type SAMLAppResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["SAMLApp"] =
+    ResolversParentTypes["SAMLApp"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  entityId?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  metadataUrl?: Resolver<
+    Maybe<ResolversTypes["String"]>,
+    ParentType,
+    ContextType
+  >;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
 export type SetEmailPayloadResolvers<
@@ -888,6 +1423,15 @@ export type UpdateMyProfilePayloadResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type UpdateOIDCIdentityProviderPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["UpdateOIDCIdentityProviderPayload"] =
+    ResolversParentTypes["UpdateOIDCIdentityProviderPayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type UserResolvers<
   ContextType = MercuriusContext,
   ParentType extends ResolversParentTypes["User"] =
@@ -943,21 +1487,39 @@ export type VerifyPhonePayloadResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type VerifyU2FRegistrationPayloadResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["VerifyU2FRegistrationPayload"] =
+    ResolversParentTypes["VerifyU2FRegistrationPayload"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = MercuriusContext> = {
   AddHumanUserPayload?: AddHumanUserPayloadResolvers<ContextType>;
+  AddOIDCIdentityProviderPayload?: AddOIDCIdentityProviderPayloadResolvers<ContextType>;
   AddOrgMemberPayload?: AddOrgMemberPayloadResolvers<ContextType>;
   AddOrganizationPayload?: AddOrganizationPayloadResolvers<ContextType>;
+  AddProjectPayload?: AddProjectPayloadResolvers<ContextType>;
+  AddSAMLAppPayload?: AddSAMLAppPayloadResolvers<ContextType>;
   Base64?: GraphQLScalarType;
   DateTime?: GraphQLScalarType;
   Details?: DetailsResolvers<ContextType>;
   Email?: EmailResolvers<ContextType>;
   IDPLink?: IDPLinkResolvers<ContextType>;
+  IdentityProvider?: IdentityProviderResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
   Metadata?: MetadataResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Phone?: PhoneResolvers<ContextType>;
   Profile?: ProfileResolvers<ContextType>;
+  Project?: ProjectResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
+  RegisterU2FPayload?: RegisterU2FPayloadResolvers<ContextType>;
+  ResendEmailCodePayload?: ResendEmailCodePayloadResolvers<ContextType>;
+  ResendPhoneCodePayload?: ResendPhoneCodePayloadResolvers<ContextType>;
+  SAMLApp?: SAMLAppResolvers<ContextType>;
   SetEmailPayload?: SetEmailPayloadResolvers<ContextType>;
   SetHumanPasswordPayload?: SetHumanPasswordPayloadResolvers<ContextType>;
   U2FToken?: U2FTokenResolvers<ContextType>;
@@ -965,9 +1527,11 @@ export type Resolvers<ContextType = MercuriusContext> = {
   UpdateHumanPhonePayload?: UpdateHumanPhonePayloadResolvers<ContextType>;
   UpdateHumanProfilePayload?: UpdateHumanProfilePayloadResolvers<ContextType>;
   UpdateMyProfilePayload?: UpdateMyProfilePayloadResolvers<ContextType>;
+  UpdateOIDCIdentityProviderPayload?: UpdateOIDCIdentityProviderPayloadResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
   VerifyEmailPayload?: VerifyEmailPayloadResolvers<ContextType>;
   VerifyPhonePayload?: VerifyPhonePayloadResolvers<ContextType>;
+  VerifyU2FRegistrationPayload?: VerifyU2FRegistrationPayloadResolvers<ContextType>;
 };
 
 export type Loader<TReturn, TObj, TParams, TContext> = (
@@ -1009,6 +1573,21 @@ export interface Loaders<
     userId?: LoaderResolver<Scalars["ID"], AddHumanUserPayload, {}, TContext>;
   };
 
+  AddOIDCIdentityProviderPayload?: {
+    details?: LoaderResolver<
+      Details,
+      AddOIDCIdentityProviderPayload,
+      {},
+      TContext
+    >;
+    idpId?: LoaderResolver<
+      Scalars["ID"],
+      AddOIDCIdentityProviderPayload,
+      {},
+      TContext
+    >;
+  };
+
   AddOrgMemberPayload?: {
     details?: LoaderResolver<Details, AddOrgMemberPayload, {}, TContext>;
   };
@@ -1016,6 +1595,16 @@ export interface Loaders<
   AddOrganizationPayload?: {
     details?: LoaderResolver<Details, AddOrganizationPayload, {}, TContext>;
     orgId?: LoaderResolver<Scalars["ID"], AddOrganizationPayload, {}, TContext>;
+  };
+
+  AddProjectPayload?: {
+    details?: LoaderResolver<Details, AddProjectPayload, {}, TContext>;
+    projectId?: LoaderResolver<Scalars["ID"], AddProjectPayload, {}, TContext>;
+  };
+
+  AddSAMLAppPayload?: {
+    appId?: LoaderResolver<Scalars["ID"], AddSAMLAppPayload, {}, TContext>;
+    details?: LoaderResolver<Details, AddSAMLAppPayload, {}, TContext>;
   };
 
   Details?: {
@@ -1039,6 +1628,49 @@ export interface Loaders<
     idpId?: LoaderResolver<Scalars["ID"], IDPLink, {}, TContext>;
     userId?: LoaderResolver<Scalars["String"], IDPLink, {}, TContext>;
     userName?: LoaderResolver<Scalars["String"], IDPLink, {}, TContext>;
+  };
+
+  IdentityProvider?: {
+    clientId?: LoaderResolver<
+      Scalars["String"],
+      IdentityProvider,
+      {},
+      TContext
+    >;
+    details?: LoaderResolver<Details, IdentityProvider, {}, TContext>;
+    displayNameMapping?: LoaderResolver<
+      OIDCMappingField,
+      IdentityProvider,
+      {},
+      TContext
+    >;
+    hasClientSecret?: LoaderResolver<
+      Scalars["Boolean"],
+      IdentityProvider,
+      {},
+      TContext
+    >;
+    id?: LoaderResolver<Scalars["ID"], IdentityProvider, {}, TContext>;
+    issuer?: LoaderResolver<Scalars["String"], IdentityProvider, {}, TContext>;
+    name?: LoaderResolver<Scalars["String"], IdentityProvider, {}, TContext>;
+    resourceOwner?: LoaderResolver<
+      Scalars["ID"],
+      IdentityProvider,
+      {},
+      TContext
+    >;
+    scopes?: LoaderResolver<
+      Array<Scalars["String"]>,
+      IdentityProvider,
+      {},
+      TContext
+    >;
+    usernameMapping?: LoaderResolver<
+      OIDCMappingField,
+      IdentityProvider,
+      {},
+      TContext
+    >;
   };
 
   Metadata?: {
@@ -1068,6 +1700,46 @@ export interface Loaders<
       {},
       TContext
     >;
+  };
+
+  Project?: {
+    details?: LoaderResolver<Details, Project, {}, TContext>;
+    id?: LoaderResolver<Scalars["ID"], Project, {}, TContext>;
+    name?: LoaderResolver<Scalars["String"], Project, {}, TContext>;
+    resourceOwner?: LoaderResolver<Scalars["ID"], Project, {}, TContext>;
+    samlApps?: LoaderResolver<Array<SAMLApp>, Project, {}, TContext>;
+  };
+
+  RegisterU2FPayload?: {
+    details?: LoaderResolver<Details, RegisterU2FPayload, {}, TContext>;
+    publicKeyCredentialCreationOptions?: LoaderResolver<
+      Scalars["JSONObject"],
+      RegisterU2FPayload,
+      {},
+      TContext
+    >;
+    u2fId?: LoaderResolver<Scalars["ID"], RegisterU2FPayload, {}, TContext>;
+  };
+
+  ResendEmailCodePayload?: {
+    details?: LoaderResolver<Details, ResendEmailCodePayload, {}, TContext>;
+  };
+
+  ResendPhoneCodePayload?: {
+    details?: LoaderResolver<Details, ResendPhoneCodePayload, {}, TContext>;
+  };
+
+  SAMLApp?: {
+    details?: LoaderResolver<Details, SAMLApp, {}, TContext>;
+    entityId?: LoaderResolver<Scalars["String"], SAMLApp, {}, TContext>;
+    id?: LoaderResolver<Scalars["ID"], SAMLApp, {}, TContext>;
+    metadataUrl?: LoaderResolver<
+      Maybe<Scalars["String"]>,
+      SAMLApp,
+      {},
+      TContext
+    >;
+    name?: LoaderResolver<Scalars["String"], SAMLApp, {}, TContext>;
   };
 
   SetEmailPayload?: {
@@ -1102,6 +1774,15 @@ export interface Loaders<
     details?: LoaderResolver<Details, UpdateMyProfilePayload, {}, TContext>;
   };
 
+  UpdateOIDCIdentityProviderPayload?: {
+    details?: LoaderResolver<
+      Details,
+      UpdateOIDCIdentityProviderPayload,
+      {},
+      TContext
+    >;
+  };
+
   User?: {
     details?: LoaderResolver<Details, User, {}, TContext>;
     email?: LoaderResolver<Email, User, {}, TContext>;
@@ -1130,7 +1811,97 @@ export interface Loaders<
   VerifyPhonePayload?: {
     details?: LoaderResolver<Details, VerifyPhonePayload, {}, TContext>;
   };
+
+  VerifyU2FRegistrationPayload?: {
+    details?: LoaderResolver<
+      Details,
+      VerifyU2FRegistrationPayload,
+      {},
+      TContext
+    >;
+  };
 }
+export type AddOIDCIdentityProviderMutationVariables = Exact<{
+  input: AddOIDCIdentityProviderInput;
+}>;
+
+export type AddOIDCIdentityProviderMutation = {
+  __typename?: "Mutation";
+  addOIDCIdentityProvider: {
+    __typename?: "AddOIDCIdentityProviderPayload";
+    idpId: string;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type UpdateOIDCIdentityProviderMutationVariables = Exact<{
+  input: UpdateOIDCIdentityProviderInput;
+}>;
+
+export type UpdateOIDCIdentityProviderMutation = {
+  __typename?: "Mutation";
+  updateOIDCIdentityProvider: {
+    __typename?: "UpdateOIDCIdentityProviderPayload";
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type IdentityProviderQueryVariables = Exact<{
+  id: Scalars["ID"];
+}>;
+
+export type IdentityProviderQuery = {
+  __typename?: "Query";
+  identityProvider?: {
+    __typename?: "IdentityProvider";
+    id: string;
+    name: string;
+    resourceOwner: string;
+    issuer: string;
+    clientId: string;
+    hasClientSecret: boolean;
+    scopes: Array<string>;
+    displayNameMapping: OIDCMappingField;
+    usernameMapping: OIDCMappingField;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  } | null;
+};
+
+export type MutationDeprecationsQueryVariables = Exact<{
+  [key: string]: never;
+}>;
+
+export type MutationDeprecationsQuery = {
+  __typename?: "Query";
+  __type?: {
+    __typename?: "__Type";
+    fields?: Array<{
+      __typename?: "__Field";
+      name: string;
+      isDeprecated: boolean;
+      deprecationReason?: string | null;
+    }> | null;
+  } | null;
+};
+
 export type AddOrganizationMutationVariables = Exact<{
   input: AddOrganizationInput;
 }>;
@@ -1166,6 +1937,171 @@ export type AddOrgMemberMutation = {
       resourceOwner: string;
     };
   };
+};
+
+export type AddProjectMutationVariables = Exact<{
+  input: AddProjectInput;
+}>;
+
+export type AddProjectMutation = {
+  __typename?: "Mutation";
+  addProject: {
+    __typename?: "AddProjectPayload";
+    projectId: string;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type AddSAMLAppMutationVariables = Exact<{
+  input: AddSAMLAppInput;
+}>;
+
+export type AddSAMLAppMutation = {
+  __typename?: "Mutation";
+  addSAMLApp: {
+    __typename?: "AddSAMLAppPayload";
+    appId: string;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type ProjectQueryVariables = Exact<{
+  id: Scalars["ID"];
+}>;
+
+export type ProjectQuery = {
+  __typename?: "Query";
+  project?: {
+    __typename?: "Project";
+    id: string;
+    name: string;
+    resourceOwner: string;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+    samlApps: Array<{
+      __typename?: "SAMLApp";
+      id: string;
+      name: string;
+      entityId: string;
+      metadataUrl?: string | null;
+      details: {
+        __typename?: "Details";
+        sequence: string;
+        creationDate?: string | null;
+        changeDate: string;
+        resourceOwner: string;
+      };
+    }>;
+  } | null;
+};
+
+export type ResendEmailCodeMutationVariables = Exact<{
+  input: ResendEmailCodeInput;
+}>;
+
+export type ResendEmailCodeMutation = {
+  __typename?: "Mutation";
+  resendEmailCode: {
+    __typename?: "ResendEmailCodePayload";
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type ResendPhoneCodeMutationVariables = Exact<{
+  input: ResendPhoneCodeInput;
+}>;
+
+export type ResendPhoneCodeMutation = {
+  __typename?: "Mutation";
+  resendPhoneCode: {
+    __typename?: "ResendPhoneCodePayload";
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type RegisterU2FMutationVariables = Exact<{
+  input: RegisterU2FInput;
+}>;
+
+export type RegisterU2FMutation = {
+  __typename?: "Mutation";
+  registerU2F: {
+    __typename?: "RegisterU2FPayload";
+    u2fId: string;
+    publicKeyCredentialCreationOptions: Record<string, unknown>;
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type VerifyU2FRegistrationMutationVariables = Exact<{
+  input: VerifyU2FRegistrationInput;
+}>;
+
+export type VerifyU2FRegistrationMutation = {
+  __typename?: "Mutation";
+  verifyU2FRegistration: {
+    __typename?: "VerifyU2FRegistrationPayload";
+    details: {
+      __typename?: "Details";
+      sequence: string;
+      creationDate?: string | null;
+      changeDate: string;
+      resourceOwner: string;
+    };
+  };
+};
+
+export type UserU2FTokensQueryVariables = Exact<{
+  id: Scalars["ID"];
+}>;
+
+export type UserU2FTokensQuery = {
+  __typename?: "Query";
+  user?: {
+    __typename?: "User";
+    id: string;
+    u2fTokens: Array<{
+      __typename?: "U2FToken";
+      id: string;
+      name?: string | null;
+      state: U2FTokenState;
+    }>;
+  } | null;
 };
 
 export type DetailsFieldsFragment = {
@@ -1613,6 +2549,315 @@ export const UserFieldsFragmentDoc = {
     },
   ],
 } as unknown as DocumentNode<UserFieldsFragment, unknown>;
+export const AddOIDCIdentityProviderDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "AddOIDCIdentityProvider" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "AddOIDCIdentityProviderInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "addOIDCIdentityProvider" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "idpId" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  AddOIDCIdentityProviderMutation,
+  AddOIDCIdentityProviderMutationVariables
+>;
+export const UpdateOIDCIdentityProviderDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "UpdateOIDCIdentityProvider" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "UpdateOIDCIdentityProviderInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "updateOIDCIdentityProvider" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  UpdateOIDCIdentityProviderMutation,
+  UpdateOIDCIdentityProviderMutationVariables
+>;
+export const IdentityProviderDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "query",
+      name: { kind: "Name", value: "IdentityProvider" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: { kind: "Variable", name: { kind: "Name", value: "id" } },
+          type: {
+            kind: "NonNullType",
+            type: { kind: "NamedType", name: { kind: "Name", value: "ID" } },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "identityProvider" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "id" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "id" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "id" } },
+                { kind: "Field", name: { kind: "Name", value: "name" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "resourceOwner" },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+                { kind: "Field", name: { kind: "Name", value: "issuer" } },
+                { kind: "Field", name: { kind: "Name", value: "clientId" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "hasClientSecret" },
+                },
+                { kind: "Field", name: { kind: "Name", value: "scopes" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "displayNameMapping" },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "usernameMapping" },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  IdentityProviderQuery,
+  IdentityProviderQueryVariables
+>;
+export const MutationDeprecationsDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "query",
+      name: { kind: "Name", value: "MutationDeprecations" },
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "__type" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "name" },
+                value: { kind: "StringValue", value: "Mutation", block: false },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "fields" },
+                  arguments: [
+                    {
+                      kind: "Argument",
+                      name: { kind: "Name", value: "includeDeprecated" },
+                      value: { kind: "BooleanValue", value: true },
+                    },
+                  ],
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      { kind: "Field", name: { kind: "Name", value: "name" } },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "isDeprecated" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "deprecationReason" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  MutationDeprecationsQuery,
+  MutationDeprecationsQueryVariables
+>;
 export const AddOrganizationDocument = {
   kind: "Document",
   definitions: [
@@ -1770,6 +3015,661 @@ export const AddOrgMemberDocument = {
   AddOrgMemberMutation,
   AddOrgMemberMutationVariables
 >;
+export const AddProjectDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "AddProject" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "AddProjectInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "addProject" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "projectId" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<AddProjectMutation, AddProjectMutationVariables>;
+export const AddSAMLAppDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "AddSAMLApp" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "AddSAMLAppInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "addSAMLApp" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "appId" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<AddSAMLAppMutation, AddSAMLAppMutationVariables>;
+export const ProjectDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "query",
+      name: { kind: "Name", value: "Project" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: { kind: "Variable", name: { kind: "Name", value: "id" } },
+          type: {
+            kind: "NonNullType",
+            type: { kind: "NamedType", name: { kind: "Name", value: "ID" } },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "project" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "id" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "id" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "id" } },
+                { kind: "Field", name: { kind: "Name", value: "name" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "resourceOwner" },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "samlApps" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      { kind: "Field", name: { kind: "Name", value: "id" } },
+                      { kind: "Field", name: { kind: "Name", value: "name" } },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "entityId" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "metadataUrl" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "details" },
+                        selectionSet: {
+                          kind: "SelectionSet",
+                          selections: [
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "sequence" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "creationDate" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "changeDate" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "resourceOwner" },
+                            },
+                          ],
+                        },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<ProjectQuery, ProjectQueryVariables>;
+export const ResendEmailCodeDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "ResendEmailCode" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "ResendEmailCodeInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "resendEmailCode" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "FragmentSpread",
+                        name: { kind: "Name", value: "DetailsFields" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+    {
+      kind: "FragmentDefinition",
+      name: { kind: "Name", value: "DetailsFields" },
+      typeCondition: {
+        kind: "NamedType",
+        name: { kind: "Name", value: "Details" },
+      },
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          { kind: "Field", name: { kind: "Name", value: "sequence" } },
+          { kind: "Field", name: { kind: "Name", value: "creationDate" } },
+          { kind: "Field", name: { kind: "Name", value: "changeDate" } },
+          { kind: "Field", name: { kind: "Name", value: "resourceOwner" } },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  ResendEmailCodeMutation,
+  ResendEmailCodeMutationVariables
+>;
+export const ResendPhoneCodeDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "ResendPhoneCode" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "ResendPhoneCodeInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "resendPhoneCode" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "FragmentSpread",
+                        name: { kind: "Name", value: "DetailsFields" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+    {
+      kind: "FragmentDefinition",
+      name: { kind: "Name", value: "DetailsFields" },
+      typeCondition: {
+        kind: "NamedType",
+        name: { kind: "Name", value: "Details" },
+      },
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          { kind: "Field", name: { kind: "Name", value: "sequence" } },
+          { kind: "Field", name: { kind: "Name", value: "creationDate" } },
+          { kind: "Field", name: { kind: "Name", value: "changeDate" } },
+          { kind: "Field", name: { kind: "Name", value: "resourceOwner" } },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  ResendPhoneCodeMutation,
+  ResendPhoneCodeMutationVariables
+>;
+export const RegisterU2FDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "RegisterU2F" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "RegisterU2FInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "registerU2F" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "u2fId" } },
+                {
+                  kind: "Field",
+                  name: {
+                    kind: "Name",
+                    value: "publicKeyCredentialCreationOptions",
+                  },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<RegisterU2FMutation, RegisterU2FMutationVariables>;
+export const VerifyU2FRegistrationDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "mutation",
+      name: { kind: "Name", value: "VerifyU2FRegistration" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "input" },
+          },
+          type: {
+            kind: "NonNullType",
+            type: {
+              kind: "NamedType",
+              name: { kind: "Name", value: "VerifyU2FRegistrationInput" },
+            },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "verifyU2FRegistration" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "input" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "input" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "details" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "sequence" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "creationDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "changeDate" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "resourceOwner" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<
+  VerifyU2FRegistrationMutation,
+  VerifyU2FRegistrationMutationVariables
+>;
+export const UserU2FTokensDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "query",
+      name: { kind: "Name", value: "UserU2FTokens" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: { kind: "Variable", name: { kind: "Name", value: "id" } },
+          type: {
+            kind: "NonNullType",
+            type: { kind: "NamedType", name: { kind: "Name", value: "ID" } },
+          },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "user" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "id" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "id" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                { kind: "Field", name: { kind: "Name", value: "id" } },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "u2fTokens" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      { kind: "Field", name: { kind: "Name", value: "id" } },
+                      { kind: "Field", name: { kind: "Name", value: "name" } },
+                      { kind: "Field", name: { kind: "Name", value: "state" } },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<UserU2FTokensQuery, UserU2FTokensQueryVariables>;
 export const UpdateMyProfileDocument = {
   kind: "Document",
   definitions: [
