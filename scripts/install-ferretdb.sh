@@ -10,7 +10,13 @@ MODULE=github.com/FerretDB/FerretDB
 command -v go >/dev/null || { echo "install-ferretdb: Go is required (https://go.dev/dl/)" >&2; exit 1; }
 
 target="${1:-$(go env GOPATH | cut -d: -f1)/bin/ferretdb}"
-is_ok() { [ -x "$1" ] && "$1" --version 2>/dev/null | grep -q "version: $VERSION\$"; }
+# Capture first: grep -q closing the pipe early can SIGPIPE ferretdb, and pipefail would call that a failure.
+is_ok() {
+  [ -x "$1" ] || return 1
+  local out
+  out="$("$1" --version 2>/dev/null)" || return 1
+  grep -q "version: $VERSION\$" <<<"$out"
+}
 
 candidates=("$target")
 if [ $# -eq 0 ]; then
