@@ -1,5 +1,6 @@
 // Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
-import { Redis, ReplyError } from 'ioredis';
+import { ReplyError } from 'ioredis';
+import { failFastRedis } from '../redis.ts';
 import { CodeStoreUnavailableError } from './codes.ts';
 import type { CheckResult, CodeChannel, CodeStore } from './port.ts';
 
@@ -52,16 +53,7 @@ async function guard<T>(op: () => Promise<T>): Promise<T> {
 
 export async function createRedisCodeStore(options: RedisCodeStoreOptions): Promise<CodeStore> {
   const prefix = options.keyPrefix ?? '';
-  // Fail fast rather than queue: with Redis down, calls reject within ~1.5 s.
-  const client = new Redis(options.url, {
-    lazyConnect: true,
-    connectTimeout: 1500,
-    commandTimeout: 1500,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  }) as Redis & Scripts;
-  client.on('error', () => {}); // surfaced per call; the default handler only logs
+  const client = failFastRedis<Scripts>(options.url);
   client.defineCommand('codePut', { numberOfKeys: 1, lua: PUT });
   client.defineCommand('codeCheck', { numberOfKeys: 1, lua: CHECK });
 

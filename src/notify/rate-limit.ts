@@ -1,6 +1,6 @@
 // A sliding-window rate limiter: at most `limit` hits per key within `windowMs`.
 // Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
-import { Redis } from 'ioredis';
+import { failFastRedis } from '../redis.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -70,15 +70,7 @@ export interface RedisRateLimiterOptions {
 
 export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
   const prefix = options.keyPrefix ?? '';
-  const client = new Redis(options.url, {
-    lazyConnect: true,
-    connectTimeout: 1500,
-    commandTimeout: 1500,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  }) as Redis & { rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> };
-  client.on('error', () => {});
+  const client = failFastRedis<{ rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> }>(options.url);
   client.defineCommand('rateHit', { numberOfKeys: 1, lua: HIT });
   try {
     await client.connect();

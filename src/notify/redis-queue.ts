@@ -21,7 +21,8 @@
 // The braces make "delivery" the hash tag: all three keys share a Cluster slot,
 // as the scripts need. With AOF on (appendonly yes), queued jobs survive a
 // Redis restart; appendfsync always loses none even on a crash.
-import { Redis, ReplyError } from 'ioredis';
+import { ReplyError } from 'ioredis';
+import { failFastRedis } from '../redis.ts';
 import type { DeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
@@ -108,16 +109,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
   // Commands fail fast while Redis is away (a mutation's enqueue must not hang);
   // the client reconnects by itself.
   // RESP2 replies: XREADGROUP answers [[stream, entries]] (RESP3 would make it a map).
-  const client = new Redis(options.url, {
-    protocol: 2,
-    lazyConnect: true,
-    connectTimeout: 1500,
-    commandTimeout: 1500,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  }) as Redis & Scripts;
-  client.on('error', () => {}); // surfaced per call
+  const client = failFastRedis<Scripts>(options.url, { protocol: 2 });
   client.defineCommand('deliveryPromote', { numberOfKeys: 2, lua: PROMOTE });
   client.defineCommand('deliveryRetry', { numberOfKeys: 2, lua: RETRY });
   client.defineCommand('deliveryDead', { numberOfKeys: 2, lua: DEAD });
@@ -164,17 +156,12 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
 
     consumer(name) {
       // XREADGROUP … BLOCK holds its connection: each consumer has its own.
-      const reader = new Redis(options.url, {
+      const reader = failFastRedis(options.url, {
         protocol: 2,
-        lazyConnect: true,
-        connectTimeout: 1500,
         commandTimeout: maxBlockMs + 3000,
         maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
         autoResendUnfulfilledCommands: false,
-        retryStrategy: (times) => Math.min(times * 100, 1000),
       });
-      reader.on('error', () => {});
       let connecting: Promise<void> | undefined;
       let closed = false;
       let claimCursor = '0-0';
