@@ -1,0 +1,227 @@
+// What each benchmark scenario sends. A scenario builds a fresh load for every
+// autocannon run (warm-up and measurement), so a run never starts from the state
+// another one left: write scenarios get their own users each time.
+import type autocannon from 'autocannon';
+
+export type ServerKind = 'raw-http' | 'yoga-ping' | 'gateway';
+
+/** A started server: its GraphQL URL and, for the gateway, an administrator token. */
+export interface Target {
+  url: string;
+  adminToken?: string;
+}
+
+/** One autocannon run's requests, and a check of the server's state after it. */
+export interface Load {
+  options: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body'>;
+  /** Reads back what the run wrote (e.g. the users' sequences); for the report. */
+  after?: () => Promise<Record<string, number>>;
+}
+
+export interface Scenario {
+  name: string;
+  server: ServerKind;
+  what: string;
+  /** Gateway scenarios run once per store setup (embedded; MongoDB-wire + Redis). */
+  load(target: Target, connections: number): Promise<Load>;
+}
+
+// The operations as the end-to-end tests send them (test/operations/users.graphql).
+const DETAILS = 'fragment DetailsFields on Details { sequence creationDate changeDate resourceOwner }';
+export const OPS = {
+  ping: 'mutation { ping }',
+  updateHumanProfile: `mutation UpdateHumanProfile($input: UpdateHumanProfileInput!) {
+  updateHumanProfile(input: $input) { details { ...DetailsFields } }
+}
+${DETAILS}`,
+  addHumanUser: `mutation AddHumanUser($input: AddHumanUserInput!) {
+  addHumanUser(input: $input) { userId emailCode phoneCode details { ...DetailsFields } }
+}
+${DETAILS}`,
+  setEmail: `mutation SetEmail($input: SetEmailInput!) {
+  setEmail(input: $input) { verificationCode details { ...DetailsFields } }
+}
+${DETAILS}`,
+  me: `query Me { me { ...UserFields } }
+fragment UserFields on User {
+  id username state resourceOwner
+  details { ...DetailsFields }
+  profile { firstName lastName nickName displayName preferredLanguage gender }
+  email { email isVerified }
+  phone { phone isVerified }
+  passwordChangeRequired hasPassword
+  metadata { key value }
+  idpLinks { idpId userId userName }
+  u2fTokens { id name state }
+}
+${DETAILS}`,
+  userSequence: 'query UserSequence($id: ID!) { user(id: $id) { details { sequence } } }',
+} as const;
+
+export const PASSWORD = 'Secr3t!pass'; // satisfies the default password policy
+
+const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json' };
+
+function headers(target: Target): Record<string, string> {
+  return target.adminToken ? { ...JSON_HEADERS, authorization: `Bearer ${target.adminToken}` } : { ...JSON_HEADERS };
+}
+
+const body = (query: string, variables?: Record<string, unknown>) => JSON.stringify(variables ? { query, variables } : { query });
+
+/** A GraphQL call outside the measurement (setup and checks); throws on any error. */
+export async function graphql<T = any>(target: Target, query: string, variables?: Record<string, unknown>): Promise<T> {
+  const res = await fetch(target.url, { method: 'POST', headers: headers(target), body: body(query, variables) });
+  const text = await res.text();
+  let parsed: { data?: T; errors?: unknown[] };
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`${res.status}: ${text.slice(0, 500)}`);
+  }
+  if (!res.ok || parsed.errors?.length || !parsed.data) throw new Error(`${res.status}: ${text.slice(0, 500)}`);
+  return parsed.data;
+}
+
+// Unique per bench process, so runs against one MongoDB never collide on usernames.
+const RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
+let userSeq = 0;
+const uniqueEmail = (prefix: string) => `${prefix}-${RUN}-${(userSeq++).toString(36)}@bench.example.com`;
+
+/** Users made for one run, one per connection, in a state neither alternative equals. */
+async function makeUsers(target: Target, count: number): Promise<{ id: string; email: string }[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const email = uniqueEmail('start');
+      const data = await graphql(target, OPS.addHumanUser, {
+        input: { profile: { firstName: 'Bench', lastName: 'Start' }, email: { email, isVerified: true } },
+      });
+      return { id: data.addHumanUser.userId as string, email };
+    }),
+  );
+}
+
+async function sequences(target: Target, ids: string[]): Promise<number[]> {
+  return Promise.all(ids.map(async (id) => Number((await graphql(target, OPS.userSequence, { id })).user.details.sequence)));
+}
+
+/**
+ * Each connection gets its own user and sends its two bodies in turn, so every request is a
+ * real change of that user (A after start, B after A, A after B, ...). The check afterwards
+ * reads the users back: store writes = sum of (sequence - 1), to set beside the 2xx count.
+ */
+function alternatingPerConnection(
+  target: Target,
+  users: { id: string }[],
+  bodies: (user: { id: string }) => [string, string],
+): Load {
+  let next = 0;
+  const h = headers(target);
+  return {
+    options: {
+      setupClient(client) {
+        const i = next++;
+        const user = users[i % users.length]!;
+        const [a, b] = bodies(user);
+        client.setRequests([
+          { method: 'POST', path: '/graphql', headers: h, body: a },
+          { method: 'POST', path: '/graphql', headers: h, body: b },
+        ]);
+      },
+    },
+    async after() {
+      const seqs = await sequences(target, users.map((u) => u.id));
+      return { storeWrites: seqs.reduce((sum, s) => sum + (s - 1), 0) };
+    },
+  };
+}
+
+/** A new user per request: setupRequest numbers them from one counter shared by all connections. */
+function uniqueUsers(target: Target, withPassword: boolean): Load {
+  const h = headers(target);
+  const prefix = withPassword ? 'pw' : 'np';
+  return {
+    options: {
+      requests: [
+        {
+          method: 'POST',
+          path: '/graphql',
+          headers: h,
+          setupRequest: (req) => ({
+            ...req,
+            body: body(OPS.addHumanUser, {
+              input: {
+                profile: { firstName: 'Grace', lastName: 'Hopper' },
+                email: { email: uniqueEmail(prefix), isVerified: true },
+                ...(withPassword ? { password: { password: PASSWORD, changeRequired: false } } : {}),
+              },
+            }),
+          }),
+        },
+      ],
+    },
+  };
+}
+
+function fixed(target: Target, query: string): Load {
+  return { options: { method: 'POST', headers: headers(target), body: body(query) } };
+}
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'raw-http',
+    server: 'raw-http',
+    what: 'node:http answering a small JSON POST (parse + stringify): the floor of this machine',
+    load: async (target) => fixed(target, OPS.ping),
+  },
+  {
+    name: 'yoga-ping',
+    server: 'yoga-ping',
+    what: 'bare graphql-yoga, `mutation { ping }`, same node:http wiring as the gateway',
+    load: async (target) => fixed(target, OPS.ping),
+  },
+  {
+    name: 'updateHumanProfile',
+    server: 'gateway',
+    what: 'JWT check, permission, validation, store append; each connection alternates two profiles of its own user',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) => [
+        body(OPS.updateHumanProfile, { input: { userId: u.id, firstName: 'Ada', lastName: 'Lovelace' } }),
+        body(OPS.updateHumanProfile, { input: { userId: u.id, firstName: 'Ada', lastName: 'Byron' } }),
+      ]);
+    },
+  },
+  {
+    name: 'setEmail-return',
+    server: 'gateway',
+    what: 'setEmail with returnCode (store append + code store); each connection alternates two addresses of its own user',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) => [
+        body(OPS.setEmail, { input: { userId: u.id, email: `a-${u.id}@bench.example.com`, returnCode: true } }),
+        body(OPS.setEmail, { input: { userId: u.id, email: `b-${u.id}@bench.example.com`, returnCode: true } }),
+      ]);
+    },
+  },
+  {
+    name: 'addHumanUser',
+    server: 'gateway',
+    what: 'a new user (unique email/username) per request, no password',
+    load: async (target) => uniqueUsers(target, false),
+  },
+  {
+    name: 'addHumanUser+password',
+    server: 'gateway',
+    what: 'a new user per request with a password: bcrypt at BCRYPT_COST (default 10)',
+    load: async (target) => uniqueUsers(target, true),
+  },
+  {
+    name: 'me',
+    server: 'gateway',
+    what: 'query me with all user fields (read cost)',
+    load: async (target) => fixed(target, OPS.me),
+  },
+];
+
+/** The `me` load for the latency-under-load check. */
+export const meLoad = (target: Target): Load => fixed(target, OPS.me);
