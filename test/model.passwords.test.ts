@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { hash as bcryptHash } from '@node-rs/bcrypt';
 import { hash as argon2Hash } from '@node-rs/argon2';
 import type { PasswordPolicy } from '../src/config.ts';
-import { checkPolicy, classifyImportedHash, createPasswordHasher, verifyImportedHash } from '../src/model/passwords.ts';
+import { checkPolicy, classifyImportedHash, createPasswordHasher, limiter, verifyImportedHash } from '../src/model/passwords.ts';
 
 const policy: PasswordPolicy = { minLength: 8, requireLower: true, requireUpper: true, requireDigit: true, requireSymbol: true };
 const rules = (pw: string, p = policy) => checkPolicy(pw, p).map((v) => v.rule);
@@ -131,5 +131,32 @@ describe('passwords longer than bcrypt reads', () => {
   it('keeps bcrypt for passwords bcrypt reads whole', async () => {
     const stored = await createPasswordHasher({ cost: 4 }).hash('A'.repeat(71) + '!');
     expect(classifyImportedHash(stored)).toBe('bcrypt');
+  });
+});
+
+describe('hashing concurrency', () => {
+  it('the limiter runs at most `max` tasks at once, in order, and all of them', async () => {
+    const slot = limiter(2);
+    let running = 0;
+    let peak = 0;
+    const order: number[] = [];
+    const task = (i: number) => async () => {
+      running++;
+      peak = Math.max(peak, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      order.push(i);
+      return i;
+    };
+    const results = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => slot(task(i))));
+    expect(results).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(peak).toBe(2);
+    expect(order).toHaveLength(6);
+  });
+
+  it('a hasher limited to one hash at a time still hashes every password', async () => {
+    const hasher = createPasswordHasher({ cost: 4, concurrency: 1 });
+    const hashes = await Promise.all(Array.from({ length: 4 }, (_, i) => hasher.hash(`Pw${i}!abcd`)));
+    for (const [i, h] of hashes.entries()) expect(await hasher.verify(`Pw${i}!abcd`, h)).toBe(true);
   });
 });

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { hash as bcryptHash, verify as bcryptVerify } from '@node-rs/bcrypt';
 import { hash as argon2Hash, verify as argon2Verify, parseOptions as argon2Parse } from '@node-rs/argon2';
 import type { PasswordPolicy } from '../config.ts';
@@ -17,12 +18,36 @@ export const BCRYPT_MAX_BYTES = 72;
  * 200-character one on create) is hashed with argon2id instead, so no part of
  * it is ignored; both formats verify through verifyImportedHash.
  */
-export function createPasswordHasher({ cost }: { cost: number }): PasswordHasher {
+export function createPasswordHasher({ cost, concurrency = defaultHashConcurrency() }: { cost: number; concurrency?: number }): PasswordHasher {
   if (!Number.isInteger(cost) || cost < 4 || cost > 31) throw new RangeError('bcrypt cost must be an integer in 4..31');
+  const slot = limiter(concurrency);
   return {
     hash: (password) =>
-      Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES ? argon2Hash(password) : bcryptHash(password, cost),
+      slot(() => (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_BYTES ? argon2Hash(password) : bcryptHash(password, cost))),
     verify: (password, hash) => verifyImportedHash(password, hash),
+  };
+}
+
+/**
+ * Hashes run on libuv's threads, but as many at once as there are threads would
+ * leave the event loop no core: at most one fewer than the cores hash at a time.
+ */
+const defaultHashConcurrency = () => Math.max(1, availableParallelism() - 1);
+
+/** Runs at most `max` tasks at once; the rest wait in order. */
+export function limiter(max: number) {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (running < max) running++;
+    else await new Promise<void>((resolve) => waiting.push(resolve)); // the slot is handed over
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }
 

@@ -15,7 +15,7 @@ import {
   type Snapshot,
   type StoredEvent,
 } from './port.ts';
-import { deepCopy, reduceEvents } from './reduce.ts';
+import { deepCopy, deepFreeze, reduceEvents } from './reduce.ts';
 
 export interface EmbeddedStoreOptions {
   dataDir: string;
@@ -96,7 +96,10 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
   let closed = false;
   const stats = { appends: 0, syncs: 0 };
 
+  // Committed events and snapshots are frozen: readers share them, nobody copies.
   function commit(event: StoredEvent, snapshot: Snapshot<unknown>): void {
+    deepFreeze(event);
+    deepFreeze(snapshot);
     const key = keyOf(event.aggregateType, event.aggregateId);
     const aggregate = aggregates.get(key);
     if (aggregate) {
@@ -190,14 +193,14 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
 
     load: async <S>(type: AggregateType, id: string) => {
       const snapshot = snapshotOf(type, id);
-      return snapshot ? (deepCopy(snapshot) as Snapshot<S>) : null;
+      return (snapshot as Snapshot<S> | undefined) ?? null;
     },
 
     loadMany: async <S>(type: AggregateType, ids: readonly string[]) => {
       const result = new Map<string, Snapshot<S>>();
       for (const id of ids) {
         const snapshot = snapshotOf(type, id);
-        if (snapshot) result.set(id, deepCopy(snapshot) as Snapshot<S>);
+        if (snapshot) result.set(id, snapshot as Snapshot<S>);
       }
       return result;
     },
@@ -235,8 +238,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
         claims,
       });
       const stored = decode(line); // exactly what a replay will see
-      const base = tip && { ...tip, state: deepCopy(tip.state) };
-      const snapshot = reduceEvents(reducers[aggregateType], base, [stored])!;
+      const snapshot = reduceEvents(reducers[aggregateType], tip, [stored])!;
 
       stats.appends++;
       await new Promise<void>((resolve, reject) => {
@@ -246,7 +248,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
         queue.push(item);
         flushing ??= flush();
       });
-      return { event: deepCopy(stored), snapshot: deepCopy(snapshot) as Snapshot<S> };
+      return { event: stored, snapshot: snapshot as Snapshot<S> };
     },
 
     lookup: async (key) => {

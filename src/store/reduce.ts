@@ -35,3 +35,16 @@ export function deepCopy<T>(value: T): T {
   for (const [k, v] of Object.entries(value)) out[k] = deepCopy(v);
   return out as T;
 }
+
+/**
+ * Freezes a value and everything it holds (Dates and byte arrays excepted,
+ * which cannot be frozen), so one committed snapshot can be handed to every
+ * reader without copying.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  if (value instanceof Date || value instanceof Uint8Array) return value;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
+}
