@@ -13,7 +13,7 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { generate, generatedPath } from '../codegen.ts';
-import { printSchemaFromCode, schemaPath } from '../scripts/print-schema.ts';
+import { printSchemaFromCode, printSubgraphFromCode, schemaPath, subgraphPath } from '../scripts/print-schema.ts';
 
 const contractPath = 'test/contract/CONTRACT.graphql';
 const sharedContract = '../shared/CONTRACT.graphql';
@@ -88,6 +88,10 @@ describe('schema.graphql', () => {
 
   it('is what the code prints (run `npm run schema` when this fails)', () => {
     expect(readFileSync(schemaPath, 'utf8')).toBe(printed);
+  });
+
+  it(`${subgraphPath} is the subgraph SDL that _service { sdl } answers (run \`npm run schema\` when this fails)`, () => {
+    expect(readFileSync(subgraphPath, 'utf8')).toBe(printSubgraphFromCode());
   });
 
   it('holds every type, field, argument, enum value and nullability of CONTRACT.graphql built so far', () => {

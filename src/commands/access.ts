@@ -50,6 +50,15 @@ export async function mayRead(ctx: CommandContext, caller: Caller, org: Snapshot
   return grants.instanceRoles.length > 0 || grants.orgRoles.length > 0;
 }
 
+/**
+ * mayRead for many organizations with one instance lookup: a predicate telling
+ * whether the caller holds any role in an organization, or an instance role.
+ */
+export async function readerFor(ctx: CommandContext, caller: Caller): Promise<{ instanceRole: boolean; mayRead(org: Snapshot<Org>): boolean }> {
+  const instanceRole = (await instanceRoles(ctx, caller.id)).length > 0;
+  return { instanceRole, mayRead: (org) => instanceRole || rolesOf(org.state, caller.id).length > 0 };
+}
+
 export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {
   if (!(await can(ctx, caller, org, permission))) throw permissionDenied();
 }

@@ -61,3 +61,9 @@ function ignoreRace(err: unknown) {
   if (err instanceof Error && err.name === 'AppError' && (err as any).code === 'FAILED_PRECONDITION') return;
   throw err;
 }
+
+/** The first administrator's user id, or null before the instance is set up. */
+export async function instanceAdminId(ctx: Pick<CommandContext, 'deps'>): Promise<string | null> {
+  const instance = await ctx.deps.store.load<Instance>('instance', INSTANCE_ID);
+  return instance?.state.members[0]?.userId ?? null;
+}

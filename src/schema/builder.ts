@@ -1,4 +1,6 @@
 import SchemaBuilder from '@pothos/core';
+import DirectivesPlugin from '@pothos/plugin-directives';
+import FederationPlugin from '@pothos/plugin-federation';
 import ZodPlugin from '@pothos/plugin-zod';
 import type { CommandContext } from '../commands/context.ts';
 import type { UserInputRules } from '../commands/user-inputs.ts';
@@ -18,7 +20,8 @@ export type Scalars = {
 
 export function createBuilder() {
   return new SchemaBuilder<{ Context: GraphQLContext; Scalars: Scalars; DefaultFieldNullability: false; DefaultInputFieldRequiredness: false }>({
-    plugins: [ZodPlugin],
+    // Federation last: it must see the resolvers the other plugins wrap.
+    plugins: [DirectivesPlugin, ZodPlugin, FederationPlugin],
     defaultFieldNullability: false,
     zod: {
       validationError: (error) => toGraphQLError(zodToAppError(error)),

@@ -40,8 +40,17 @@ export function zodToAppError(error: ZodError): AppError {
 export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   if (error.extensions?.grpcCode !== undefined) return error;
   if ((error.extensions?.http as { status?: number } | undefined)?.status === 413) {
-    // yoga's body limit (maxRequestBodySize, 25 MB): keep its 413 (DESIGN.md section 8); gRPC calls an oversized message RESOURCE_EXHAUSTED.
+    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (DESIGN.md section 8); gRPC calls an oversized message RESOURCE_EXHAUSTED.
     return new GraphQLError(error.message, { extensions: { ...extensionsOf('RESOURCE_EXHAUSTED'), http: { status: 413 } } });
+  }
+  const http = error.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;
+  if (http?.status === 403) {
+    // yoga's CSRF prevention: a request without application/json or the x-graphql-yoga-csrf header.
+    return new GraphQLError(error.message, { extensions: extensionsOf('PERMISSION_DENIED') });
+  }
+  if (http?.status === 405) {
+    // A mutation over GET: the client's mistake, but HTTP's status (with Allow: POST) is kept.
+    return new GraphQLError(error.message, { extensions: { ...extensionsOf('INVALID_ARGUMENT'), http } });
   }
   return new GraphQLError(withoutEchoedValues(error), {
     nodes: error.nodes,

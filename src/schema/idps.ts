@@ -6,6 +6,7 @@ import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
+import { asEntity } from './entities.ts';
 
 export const UPDATE_OIDC_IDP_DEPRECATION = 'Deprecated operation of the identity API; it may be removed in a future version.';
 
@@ -83,6 +84,8 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
       usernameMapping: t.field({ type: OIDCMappingField, resolve: (i) => i.state.usernameMapping }),
     }),
   });
+
+  asEntity(builder, IdentityProviderRef, 'idp');
 
   builder.queryField('identityProvider', (t) =>
     t.field({

@@ -1,5 +1,5 @@
 // The whole GraphQL schema, built from code.
-import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { executeSync, lexicographicSortSchema, parse, printSchema, type GraphQLSchema } from 'graphql';
 import type { Config } from '../config.ts';
 import { userInputRules } from '../commands/user-inputs.ts';
 import { createBuilder } from './builder.ts';
@@ -23,7 +23,18 @@ export function buildSchema(config: Config): GraphQLSchema {
   addU2F(builder, common, config);
   addIdps(builder, common);
   addResend(builder, common);
-  return builder.toSchema({ sortSchema: true });
+  // An Apollo Federation 2 subgraph: `_service { sdl }`, `_entities` and the @key entities (schema/entities.ts).
+  return builder.toSubGraphSchema({ sortSchema: true, linkUrl: FEDERATION_LINK });
 }
 
+export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
+
 export const printSortedSchema = (schema: GraphQLSchema) => printSchema(lexicographicSortSchema(schema));
+
+/** The subgraph SDL with its federation directives: what `{ _service { sdl } }` answers. */
+export function printSubgraphSdl(schema: GraphQLSchema): string {
+  const result = executeSync({ schema, document: parse('{ _service { sdl } }') });
+  const sdl = (result.data as { _service?: { sdl?: string } } | null)?._service?.sdl;
+  if (result.errors?.length || !sdl) throw new Error(`_service { sdl } failed: ${result.errors?.map(String).join('; ')}`);
+  return sdl;
+}

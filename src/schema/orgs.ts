@@ -1,6 +1,11 @@
+import { detailsOf } from '../commands/context.ts';
+import * as entities from '../commands/entities.ts';
 import * as orgs from '../commands/orgs.ts';
+import type { Org } from '../model/orgs.ts';
+import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
+import { asEntity } from './entities.ts';
 
 export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload }: Common) {
   const AddOrganizationInput = builder.inputType('AddOrganizationInput', { fields: (t) => ({ name: t.string({ required: true }) }) });
@@ -31,6 +36,27 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload 
       type: detailsPayload('AddOrgMemberPayload'),
       args: { input: t.arg({ type: AddOrgMemberInput, required: true, validate: { schema: orgs.orgInputRules.addOrgMember } as any }) },
       resolve: async (_r, args, ctx) => ({ details: await orgs.addOrgMember(ctx.cmd, args.input as any) }),
+    }),
+  );
+
+  const OrganizationRef = builder.objectRef<Snapshot<Org>>('Organization').implement({
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      name: t.string({ resolve: (o) => o.state.name }),
+      domain: t.string({ description: 'The name as a DNS label under the instance domain.', resolve: (o) => o.state.domain }),
+      details: t.field({ type: DetailsRef, resolve: (o) => ({ ...detailsOf(o, true), creationDate: o.creationDate }) }),
+    }),
+  });
+  asEntity(builder, OrganizationRef, 'org');
+
+  builder.queryField('organization', (t) =>
+    t.field({
+      type: OrganizationRef,
+      nullable: true,
+      description:
+        'An organization, for a caller with a role there, an instance role, or belonging to it; null when it does not exist (PERMISSION_DENIED for callers without an instance role).',
+      args: { id: t.arg.id({ required: true }) },
+      resolve: (_r, args, ctx) => entities.organization(ctx.cmd, String(args.id)),
     }),
   );
 }

@@ -6,6 +6,7 @@ import type { Project, SAMLApp } from '../model/projects.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
+import { asEntity } from './entities.ts';
 
 export function addProjects(builder: Builder, { Details: DetailsRef }: Common, rules: ProjectInputRules) {
   const AddProjectInput = builder.inputType('AddProjectInput', {
@@ -74,6 +75,8 @@ export function addProjects(builder: Builder, { Details: DetailsRef }: Common, r
       }),
     }),
   });
+
+  asEntity(builder, ProjectRef, 'project');
 
   builder.queryField('project', (t) =>
     t.field({

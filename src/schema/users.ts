@@ -7,6 +7,7 @@ import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
+import { asEntity } from './entities.ts';
 
 export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload }: Common, rules: UserInputRules) {
   const profileFields = (t: any, displayNameRequired: boolean) => ({
@@ -202,6 +203,8 @@ function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Co
       u2fTokens: t.field({ type: [U2FToken], resolve: (u) => u.state.u2fTokens }),
     }),
   });
+
+  asEntity(builder, UserRef, 'user');
 
   builder.queryField('me', (t) => t.field({ type: UserRef, description: 'The authenticated user.', resolve: (_r, _a, ctx) => reads.me(ctx.cmd) }));
   builder.queryField('user', (t) =>

@@ -31,8 +31,11 @@ export type RequireFields<T, K extends keyof T> = Omit<T, K> & {
 };
 /** All built-in and custom scalars, mapped to their actual values */
 export type Scalars = {
+  /** The `ID` scalar type represents a unique identifier, often used to refetch an object or as key for a cache. The ID type appears in a JSON response as a String; however, it is not intended to be human-readable. When expected as an input type, any string (such as `"4"`) or integer (such as `4`) input value will be accepted as an ID. */
   ID: string;
+  /** The `String` scalar type represents textual data, represented as UTF-8 character sequences. The String type is most often used by GraphQL to represent free-form human-readable text. */
   String: string;
+  /** The `Boolean` scalar type represents `true` or `false`. */
   Boolean: boolean;
   Int: number;
   Float: number;
@@ -332,6 +335,15 @@ export type OrganisationInput = {
   orgId?: InputMaybe<Scalars["ID"]>;
 };
 
+export type Organization = {
+  __typename?: "Organization";
+  details: Details;
+  /** The name as a DNS label under the instance domain. */
+  domain: Scalars["String"];
+  id: Scalars["ID"];
+  name: Scalars["String"];
+};
+
 export type PasswordInput = {
   changeRequired?: InputMaybe<Scalars["Boolean"]>;
   password: Scalars["String"];
@@ -386,6 +398,8 @@ export type Query = {
   identityProvider?: Maybe<IdentityProvider>;
   /** The authenticated user. */
   me: User;
+  /** An organization, for a caller with a role there, an instance role, or belonging to it; null when it does not exist (PERMISSION_DENIED for callers without an instance role). */
+  organization?: Maybe<Organization>;
   /** A project of the organization selected by x-service-orgid; null when it does not exist there. */
   project?: Maybe<Project>;
   /** A user of the organization selected by x-service-orgid; null when it does not exist there. */
@@ -393,6 +407,10 @@ export type Query = {
 };
 
 export type QueryidentityProviderArgs = {
+  id: Scalars["ID"];
+};
+
+export type QueryorganizationArgs = {
   id: Scalars["ID"];
 };
 
@@ -839,6 +857,7 @@ export type ResolversTypes = {
   Mutation: ResolverTypeWrapper<{}>;
   OIDCMappingField: OIDCMappingField;
   OrganisationInput: OrganisationInput;
+  Organization: ResolverTypeWrapper<Organization>;
   PasswordInput: PasswordInput;
   Phone: ResolverTypeWrapper<Phone>;
   PhoneInput: PhoneInput;
@@ -910,6 +929,7 @@ export type ResolversParentTypes = {
   MetadataInput: MetadataInput;
   Mutation: {};
   OrganisationInput: OrganisationInput;
+  Organization: Organization;
   PasswordInput: PasswordInput;
   Phone: Phone;
   PhoneInput: PhoneInput;
@@ -1230,6 +1250,18 @@ export type MutationResolvers<
   >;
 };
 
+export type OrganizationResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["Organization"] =
+    ResolversParentTypes["Organization"],
+> = {
+  details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  domain?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type PhoneResolvers<
   ContextType = MercuriusContext,
   ParentType extends ResolversParentTypes["Phone"] =
@@ -1291,6 +1323,12 @@ export type QueryResolvers<
     RequireFields<QueryidentityProviderArgs, "id">
   >;
   me?: Resolver<ResolversTypes["User"], ParentType, ContextType>;
+  organization?: Resolver<
+    Maybe<ResolversTypes["Organization"]>,
+    ParentType,
+    ContextType,
+    RequireFields<QueryorganizationArgs, "id">
+  >;
   project?: Resolver<
     Maybe<ResolversTypes["Project"]>,
     ParentType,
@@ -1512,6 +1550,7 @@ export type Resolvers<ContextType = MercuriusContext> = {
   JSONObject?: GraphQLScalarType;
   Metadata?: MetadataResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
+  Organization?: OrganizationResolvers<ContextType>;
   Phone?: PhoneResolvers<ContextType>;
   Profile?: ProfileResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
@@ -1676,6 +1715,13 @@ export interface Loaders<
   Metadata?: {
     key?: LoaderResolver<Scalars["String"], Metadata, {}, TContext>;
     value?: LoaderResolver<Scalars["Base64"], Metadata, {}, TContext>;
+  };
+
+  Organization?: {
+    details?: LoaderResolver<Details, Organization, {}, TContext>;
+    domain?: LoaderResolver<Scalars["String"], Organization, {}, TContext>;
+    id?: LoaderResolver<Scalars["ID"], Organization, {}, TContext>;
+    name?: LoaderResolver<Scalars["String"], Organization, {}, TContext>;
   };
 
   Phone?: {
