@@ -298,6 +298,8 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
   const dbName = `bench_${RUN}_${index}`;
   // As deployed (Dockerfile): NODE_ENV=production unless the caller sets NODE_ENV.
   const env: Record<string, string> = { NODE_ENV: process.env.NODE_ENV ?? 'production', DATA_DIR: path.join(dataDir, 'data'), BCRYPT_COST: String(bcryptCost) };
+  // The load comes from one caller and one address: the request rate limits would measure themselves.
+  Object.assign(env, { RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' });
   if (store === 'embedded') Object.assign(env, { MONGODB_URL: '', REDIS_URL: '' });
   if (store === 'mongodb+redis') Object.assign(env, { MONGODB_URL: servers.mongo!.url, MONGODB_DB: dbName, REDIS_URL: servers.redis!.url });
   const nodeArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];

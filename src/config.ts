@@ -32,6 +32,10 @@ export interface Config {
   /** Instance domain used for organization domains (name.domain). */
   instanceDomain: string;
   production: boolean;
+  /** GraphiQL on GET /graphql for browsers (GRAPHIQL; default on, off with NODE_ENV=production). */
+  graphiql: boolean;
+  /** Introspection queries (__schema, __type) answered (INTROSPECTION; default on, off with NODE_ENV=production). */
+  introspection: boolean;
   logLevel: string;
   /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
   idpSecretKey?: string;
@@ -57,6 +61,23 @@ export interface Config {
   };
   /** resendEmailCode / resendPhoneCode per user and channel. */
   resendLimitPerHour: number;
+  /** The HTTP edge (src/http): limits, proxies, CORS, idempotency, shutdown. */
+  http: HttpConfig;
+}
+
+export interface HttpConfig {
+  /** Requests a minute per authenticated caller (token sub), counted across every gateway sharing Redis; 0: unlimited. */
+  rateLimitPerCaller: number;
+  /** Requests a minute per client IP for requests without a valid token; 0: unlimited. */
+  rateLimitPerIp: number;
+  /** X-Forwarded-For: false uses the socket address; true its leftmost entry; n trusts n proxies in front. */
+  trustProxy: boolean | number;
+  /** Origins allowed to call cross-origin: exact origins, `scheme://host:*` for any port, `*` for any; empty: none. */
+  corsOrigins: string[];
+  /** SIGTERM: how long in-flight requests may take before connections are cut. */
+  shutdownTimeoutMs: number;
+  /** How long the first answer to an Idempotency-Key is kept. */
+  idempotencyTtlSeconds: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -92,6 +113,8 @@ export function loadConfig(env: Env = process.env): Config {
     bcryptCost: int(env.BCRYPT_COST, 10),
     instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
     production,
+    graphiql: bool(env.GRAPHIQL, !production),
+    introspection: bool(env.INTROSPECTION, !production),
     logLevel: env.LOG_LEVEL ?? 'info',
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
     samlMetadata: {
@@ -123,5 +146,22 @@ export function loadConfig(env: Env = process.env): Config {
       runWorker: bool(env.RUN_WORKER, true),
     },
     resendLimitPerHour: int(env.RESEND_LIMIT_PER_HOUR, 5),
+    http: {
+      rateLimitPerCaller: Math.max(0, int(env.RATE_LIMIT_PER_CALLER_PER_MINUTE, 1200)),
+      rateLimitPerIp: Math.max(0, int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 300)),
+      trustProxy: trustProxy(env.TRUST_PROXY),
+      corsOrigins: (env.CORS_ORIGINS ?? (production ? '' : 'http://localhost:*,http://127.0.0.1:*'))
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+      shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
+      idempotencyTtlSeconds: int(env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600),
+    },
   };
+}
+
+function trustProxy(v: string | undefined): boolean | number {
+  if (v === undefined || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
+  return bool(v, false);
 }

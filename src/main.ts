@@ -10,7 +10,7 @@ const admin = await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeade
 const { url } = await gateway.listen();
 
 const lines = [
-  `Identity gateway listening on ${url}${config.production ? '' : ' (GraphiQL: open it in a browser)'}`,
+  `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
   `Storage: ${config.mongodbUrl ? 'MongoDB' : `embedded, in ${config.dataDir}`}; codes: ${config.redisUrl ? 'Redis' : 'memory'}`,
   `Instance administrator: user id ${admin.adminUserId} (default organization ${admin.defaultOrgId})${admin.created ? ', created now' : ''}`,
 ];
@@ -20,11 +20,25 @@ if (!config.jwksUrl) {
 }
 process.stdout.write(lines.join('\n') + '\n');
 
+// SIGTERM/SIGINT: stop accepting, let in-flight requests finish within SHUTDOWN_TIMEOUT_MS,
+// stop the worker, close the stores, exit 0 (1 when requests had to be cut or closing failed).
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    gateway.close().then(() => process.exit(0), () => process.exit(1));
+    gateway.logger.log('info', 'shutting down', { signal, deadlineMs: config.http.shutdownTimeoutMs });
+    // Whatever hangs past the deadline (a stuck store close) does not keep the process alive.
+    setTimeout(() => process.exit(1), config.http.shutdownTimeoutMs + 5000).unref();
+    gateway.shutdown().then(
+      (clean) => {
+        gateway.logger.log('info', 'stopped', { clean });
+        process.exit(clean ? 0 : 1);
+      },
+      (err) => {
+        gateway.logger.log('error', 'shutdown failed', { error: String((err as Error)?.message ?? err) });
+        process.exit(1);
+      },
+    );
   });
 }

@@ -1,18 +1,20 @@
-// The HTTP gateway: yoga with the schema, per-request context, the error model.
-import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The HTTP gateway: yoga with the schema, per-request context, the error model;
+// the HTTP edge (hardening, limits, idempotency, logs, metrics, probes, drain) is src/http.
+import type { Server } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { CommandContext, Deps } from './commands/context.ts';
 import type { Config } from './config.ts';
+import { createHttpLayer } from './http/index.ts';
+import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createIdGenerator } from './model/ids.ts';
 import { createPasswordHasher } from './model/passwords.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
+import { graphiqlOption, introspectionSwitch, renderGraphiQL } from './graphiql.ts';
 import { buildSchema } from './schema/index.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 import { asAppError, classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
@@ -25,7 +27,14 @@ export interface Gateway {
   logger: Logger;
   /** Queue, senders and delivery metrics; null when options.notifier replaced them. */
   delivery: DeliveryNotifier | null;
+  metrics: GatewayMetrics;
   listen(): Promise<{ server: Server; url: string }>;
+  /**
+   * Graceful stop: refuse new connections, let in-flight requests finish (up to
+   * SHUTDOWN_TIMEOUT_MS), stop the delivery worker, close the stores. True when
+   * no request had to be cut.
+   */
+  shutdown(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -36,8 +45,10 @@ export interface GatewayOptions {
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const stores = await openStores(config, logger);
+  const metrics = createMetrics();
+  const stores = await openStores(config, logger, { store: metrics.storeObserver, redis: metrics.redisObserver });
   const delivery = options.notifier ? null : await createNotifier(config, logger);
+  if (delivery) metrics.watchDelivery(delivery.metrics);
   const deps: Deps = {
     config,
     store: stores.store,
@@ -49,17 +60,20 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
+  const http = await createHttpLayer({ config, logger, metrics, stores, tokens });
   if (delivery && config.delivery.runWorker) delivery.startWorker();
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema: buildSchema(config),
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: config.production ? false : { title: 'Identity gateway' },
+    graphiql: graphiqlOption(config, deps),
+    renderGraphiQL,
     logging: false,
+    ...http.yogaOptions,
     maskedErrors: {
       maskError(error, _message) {
-        const requestId = (error as any)?.__requestId ?? 'unknown';
+        const requestId = http.requestId();
         const located = error instanceof GraphQLError ? error : undefined;
         let cause: unknown = located?.originalError ?? error;
         if (cause instanceof GraphQLError && cause.extensions?.grpcCode !== undefined) {
@@ -76,41 +90,34 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       },
     },
     context: async ({ request }): Promise<GraphQLContext> => {
-      const requestId = request.headers.get('x-request-id')?.slice(0, 64) || randomUUID();
-      const cmd: CommandContext = { deps, callerId: null, orgHeader: request.headers.get('x-service-orgid') || null };
-      const authorization = request.headers.get('authorization');
-      if (authorization) {
-        try {
-          cmd.callerId = (await tokens.verify(authorization)).userId;
-        } catch (err) {
-          cmd.authError = err as Error;
-        }
-      }
-      return { cmd, requestId };
+      // The token was checked at the edge (src/http/rate-limit.ts), before the rate limit.
+      const state = await http.authenticated(request);
+      const cmd: CommandContext = { deps, callerId: state.caller, orgHeader: request.headers.get('x-service-orgid') || null };
+      if (state.authError) cmd.authError = state.authError;
+      return { cmd, requestId: state.requestId };
     },
-    plugins: [errorClassification()],
+    plugins: [errorClassification(), introspectionSwitch(config), ...http.plugins],
   });
 
-  let server: Server | undefined;
+  let stopping: Promise<boolean> | undefined;
+  const shutdown = () =>
+    (stopping ??= (async () => {
+      const clean = await http.close();
+      await deps.notifier.close(); // stops the worker after the job in hand
+      await stores.close();
+      return clean;
+    })());
   return {
     yoga,
     deps,
     stores,
     logger,
     delivery,
-    async listen() {
-      server = createServer(yoga);
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(config.port, config.host, () => resolve());
-      });
-      const { port } = server.address() as AddressInfo;
-      return { server, url: `http://${config.host}:${port}/graphql` };
-    },
+    metrics,
+    listen: () => http.listen(yoga),
+    shutdown,
     async close() {
-      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-      await deps.notifier.close(); // stops the worker after the job in hand
-      await stores.close();
+      await shutdown();
     },
   };
 }

@@ -9,23 +9,39 @@ import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { reducers } from './model/reducers.ts';
 import { createEmbeddedStore } from './store/embedded.ts';
-import { createMongoStore } from './store/mongo.ts';
 import type { EventStore } from './store/port.ts';
+import { timed, type Observe } from './http/metrics.ts';
 
 export interface Stores {
   store: EventStore;
   codeStore: CodeStore;
   codes: CodeService;
   rateLimiter: RateLimiter;
+  /** The server secret of the code HMACs (CODE_HMAC_KEY or the data folder's), shared by every gateway on one Redis. */
+  secretKey: string | Buffer;
   close(): Promise<void>;
 }
 
-export async function openStores(config: Config, logger: Logger): Promise<Stores> {
-  const store = config.mongodbUrl
-    ? await createMongoStore({ url: config.mongodbUrl, dbName: config.mongodbDb, reducers })
+/** Latency observers (src/http/metrics.ts): event store calls, and Redis calls by component. */
+export interface StoreInstrumentation {
+  store(backend: string): Observe;
+  redis(component: string): Observe;
+}
+
+export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
+  let store: EventStore = config.mongodbUrl
+    ? // imported only when used: the driver costs memory the embedded quick start does not need
+      await (await import('./store/mongo.ts')).createMongoStore({ url: config.mongodbUrl, dbName: config.mongodbDb, reducers })
     : await createEmbeddedStore({ dataDir: config.dataDir, reducers });
-  const codeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
-  const rateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
+  let codeStore: CodeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
+  let rateLimiter: RateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
+  if (instrument) {
+    store = timed(store, ['load', 'loadMany', 'append', 'lookup', 'events', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
+    if (config.redisUrl) {
+      codeStore = timed(codeStore, ['put', 'check', 'clear', 'ping'], instrument.redis('codes'));
+      rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));
+    }
+  }
   if (config.redisUrl && !config.codeHmacKey) {
     logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; gateways sharing one Redis need the same key');
   }
@@ -40,6 +56,7 @@ export async function openStores(config: Config, logger: Logger): Promise<Stores
     codeStore,
     codes,
     rateLimiter,
+    secretKey: hmacKey,
     async close() {
       await Promise.allSettled([store.close(), codeStore.close(), rateLimiter.close()]);
     },

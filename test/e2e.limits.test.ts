@@ -759,7 +759,7 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
     });
 
     it('a body far beyond any legal input is refused with 413 and creates nothing', async () => {
-      // 40 MB: more than the gateway's body limit (yoga's maxRequestBodySize, 25 MB by default)
+      // 40 MB: more than the gateway's body limit (src/http/body-limit.ts, about 13.5 MB)
       const input = createInput({ metadata: [{ key: 'huge', value: 'A'.repeat(40_000_000) }] });
       const res = record(await gw.raw({ query: 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }', variables: { input } }));
       expect(res.status, res.text.slice(0, 300)).toBe(413);

@@ -10,6 +10,14 @@ import { base64Bytes, countGiven, gender, optionalText, text } from './rules.ts'
 
 const id = text(200, { required: true });
 
+/**
+ * At most this many metadata entries and idpLinks in one addHumanUser. SPEC.md bounds each
+ * entry but not their number; a bound makes the largest legal request finite, and the
+ * request body cap (src/http/body-limit.ts) is sized to it.
+ */
+export const MAX_METADATA_ENTRIES = 20;
+export const MAX_IDP_LINKS = 20;
+
 const profileFields = {
   firstName: text(200, { required: true }),
   lastName: text(200, { required: true }),
@@ -77,6 +85,7 @@ export function userInputRules(config: Config) {
           .nullish(),
         metadata: z
           .array(z.object({ key: text(200, { required: true }), value: base64Bytes(500_000) }))
+          .max(MAX_METADATA_ENTRIES, { message: `give at most ${MAX_METADATA_ENTRIES} metadata entries` })
           .superRefine((items, ctx) => {
             const seen = new Set<string>();
             items.forEach((m, i) => {
@@ -98,6 +107,7 @@ export function userInputRules(config: Config) {
           .nullish(),
         idpLinks: z
           .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true }) }))
+          .max(MAX_IDP_LINKS, { message: `give at most ${MAX_IDP_LINKS} idpLinks` })
           .nullish(),
       })
       .superRefine((input, ctx) => {

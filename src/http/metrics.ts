@@ -1,0 +1,151 @@
+// Prometheus metrics at GET /metrics (prom-client, one registry per gateway).
+//
+//   gateway_http_requests_total{operation_type,root_field,status}
+//   gateway_http_request_duration_seconds{operation_type,root_field}      histogram
+//   gateway_graphql_errors_total{code}                                      one per error in an answer
+//   gateway_store_duration_seconds{backend,operation,outcome}               event store calls (MongoDB or embedded)
+//   gateway_redis_duration_seconds{component,operation,outcome}             Redis calls: codes, rate_limit, idempotency
+//   gateway_rate_limited_total{scope}, gateway_rate_limiter_unavailable_total
+//   gateway_idempotency_total{outcome}
+//   gateway_http_requests_in_flight
+//   gateway_delivery_{queued,enqueue_failed,sent,retried,dead_lettered}_total   this process's delivery counters
+//   plus prom-client's process and Node.js metrics.
+//
+// Labels stay bounded: operation_type is query/mutation/subscription/none and
+// root_field a field of the schema (or "multiple"/"none"), never a client-chosen name.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DeliveryMetrics } from '../notify/worker.ts';
+import type { RequestState } from './request-state.ts';
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const IO_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export type Observe = (operation: string, seconds: number, ok: boolean) => void;
+
+export interface GatewayMetrics {
+  registry: Registry;
+  contentType: string;
+  render(): Promise<string>;
+  requestStarted(): void;
+  requestFinished(state: RequestState, status: number): void;
+  storeObserver(backend: string): Observe;
+  redisObserver(component: string): Observe;
+  rateLimited(scope: 'caller' | 'ip'): void;
+  rateLimiterUnavailable(): void;
+  idempotency(outcome: string): void;
+  /** Exposes a delivery counters object (read at each scrape). */
+  watchDelivery(delivery: DeliveryMetrics): void;
+}
+
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'gateway_http_requests_total',
+    help: 'GraphQL HTTP requests answered, by operation type, root field and HTTP status.',
+    labelNames: ['operation_type', 'root_field', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'gateway_http_request_duration_seconds',
+    help: 'Time from the request arriving to the answer being sent.',
+    labelNames: ['operation_type', 'root_field'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'gateway_graphql_errors_total',
+    help: 'Errors in answers, by error code (DESIGN.md section 7).',
+    labelNames: ['code'] as const,
+    registers: [registry],
+  });
+  const inFlight = new Gauge({ name: 'gateway_http_requests_in_flight', help: 'Requests being handled.', registers: [registry] });
+  const store = new Histogram({
+    name: 'gateway_store_duration_seconds',
+    help: 'Event store calls.',
+    labelNames: ['backend', 'operation', 'outcome'] as const,
+    buckets: IO_BUCKETS,
+    registers: [registry],
+  });
+  const redis = new Histogram({
+    name: 'gateway_redis_duration_seconds',
+    help: 'Redis calls of the verification codes, rate limits and idempotency keys.',
+    labelNames: ['component', 'operation', 'outcome'] as const,
+    buckets: IO_BUCKETS,
+    registers: [registry],
+  });
+  const limited = new Counter({ name: 'gateway_rate_limited_total', help: 'Requests answered 429.', labelNames: ['scope'] as const, registers: [registry] });
+  const limiterDown = new Counter({
+    name: 'gateway_rate_limiter_unavailable_total',
+    help: 'Requests let through unlimited because the rate limiter could not be reached.',
+    registers: [registry],
+  });
+  const idem = new Counter({
+    name: 'gateway_idempotency_total',
+    help: 'Mutations sent with an Idempotency-Key, by outcome (stored, replayed, conflict, in_progress, not_stored).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+
+  const deliveries: DeliveryMetrics[] = [];
+  const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(deliveries.reduce((sum, d) => sum + d[field], 0));
+      },
+    });
+  deliveryCounter('gateway_delivery_queued_total', 'Delivery jobs queued by this process.', 'queued');
+  deliveryCounter('gateway_delivery_enqueue_failed_total', 'Delivery jobs that could not be queued (their mutation still succeeded).', 'enqueueFailed');
+  deliveryCounter('gateway_delivery_sent_total', 'Mails and SMS sent by this process\'s workers.', 'sent');
+  deliveryCounter('gateway_delivery_retried_total', 'Failed sends scheduled for another try.', 'retried');
+  deliveryCounter('gateway_delivery_dead_lettered_total', 'Jobs given up after their last try.', 'deadLettered');
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    requestStarted: () => inFlight.inc(),
+    requestFinished(state, status) {
+      inFlight.dec();
+      const labels = { operation_type: state.operationType ?? 'none', root_field: state.rootField ?? 'none' };
+      requests.inc({ ...labels, status: String(status) });
+      duration.observe(labels, Number(process.hrtime.bigint() - state.startedAt) / 1e9);
+      for (const code of state.errorCodes) errors.inc({ code });
+    },
+    storeObserver: (backend) => (operation, seconds, ok) => store.observe({ backend, operation, outcome: ok ? 'ok' : 'error' }, seconds),
+    redisObserver: (component) => (operation, seconds, ok) => redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
+    rateLimited: (scope) => limited.inc({ scope }),
+    rateLimiterUnavailable: () => limiterDown.inc(),
+    idempotency: (outcome) => idem.inc({ outcome }),
+    watchDelivery: (d) => void deliveries.push(d),
+  };
+}
+
+/**
+ * The same object, with the named async methods timed. Everything else (other
+ * methods, properties) passes through untouched.
+ */
+export function timed<T extends object>(target: T, methods: readonly (keyof T & string)[], observe: Observe): T {
+  const wrapped = new Map<PropertyKey, unknown>();
+  for (const name of methods) {
+    const fn = target[name];
+    if (typeof fn !== 'function') continue;
+    wrapped.set(name, async (...args: unknown[]) => {
+      const start = process.hrtime.bigint();
+      let ok = false;
+      try {
+        const result = await (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        ok = true;
+        return result;
+      } finally {
+        observe(name, Number(process.hrtime.bigint() - start) / 1e9, ok);
+      }
+    });
+  }
+  return new Proxy(target, { get: (t, p, r) => (wrapped.has(p) ? wrapped.get(p) : Reflect.get(t, p, r)) });
+}

@@ -1,0 +1,77 @@
+// What the HTTP edge knows about one request, reachable from anywhere below the
+// node handler (yoga plugins, the context factory, error masking) through an
+// AsyncLocalStorage, and from the Request object for calls that enter yoga
+// without the node handler (yoga.fetch in tests).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export interface RequestState {
+  requestId: string;
+  startedAt: bigint;
+  /** Client address (X-Forwarded-For only as far as TRUST_PROXY allows). */
+  ip: string;
+  /** Set once the bearer token is checked: the verified `sub`, or null. */
+  caller: string | null;
+  /** A token was sent and is not valid (every operation answers UNAUTHENTICATED). */
+  authError?: Error;
+  authChecked: boolean;
+  operationName?: string;
+  operationType?: 'query' | 'mutation' | 'subscription';
+  /** The single root field executed, or 'multiple'; bounded by the schema, so fit for metric labels. */
+  rootField?: string;
+  /** The `code` of every error in the answer. */
+  errorCodes: string[];
+}
+
+const storage = new AsyncLocalStorage<RequestState>();
+const byRequest = new WeakMap<Request, RequestState>();
+
+/** Client-chosen ids are kept when they are short and harmless in a log line. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+export function requestIdFrom(header: string | null | undefined): string {
+  return header && REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+export function newRequestState(requestId: string | null | undefined, ip: string): RequestState {
+  return { requestId: requestIdFrom(requestId), startedAt: process.hrtime.bigint(), ip, caller: null, authChecked: false, errorCodes: [] };
+}
+
+export const runWithState = <T>(state: RequestState, fn: () => T): T => storage.run(state, fn);
+
+export const currentState = (): RequestState | undefined => storage.getStore();
+
+/** The state of this request: the node handler's, else one made on first sight of the Request. */
+export function stateOf(request: Request): RequestState {
+  const current = storage.getStore() ?? byRequest.get(request);
+  if (current) {
+    byRequest.set(request, current);
+    return current;
+  }
+  const made = newRequestState(request.headers.get('x-request-id'), 'unknown');
+  byRequest.set(request, made);
+  return made;
+}
+
+/**
+ * The client address. Without trust in proxies it is the TCP peer. With `true`
+ * it is the leftmost X-Forwarded-For entry (whatever the client claims: only for
+ * a proxy that overwrites the header); with n it is the address n hops in from
+ * the peer, i.e. the one the outermost of n trusted proxies saw.
+ */
+export function clientIp(req: IncomingMessage, trustProxy: boolean | number): string {
+  const peer = normalizeIp(req.socket.remoteAddress ?? 'unknown');
+  if (trustProxy === false) return peer;
+  const header = req.headers['x-forwarded-for'];
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (forwarded.length === 0) return peer;
+  if (trustProxy === true) return normalizeIp(forwarded[0]!);
+  const chain = [...forwarded, peer];
+  return normalizeIp(chain[Math.max(0, chain.length - 1 - trustProxy)]!);
+}
+
+const normalizeIp = (ip: string) => (ip.startsWith('::ffff:') ? ip.slice(7) : ip);

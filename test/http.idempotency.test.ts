@@ -1,0 +1,193 @@
+// Idempotency-Key on mutations (src/http/idempotency.ts), over HTTP against the real
+// gateway: on the embedded stores (keys in memory) and with Redis (keys in Redis).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AddHumanUserDocument, MeDocument } from './generated/operations.ts';
+import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import { faultyProxy } from './support/net.ts';
+import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
+import { describeWith } from './support/servers.ts';
+
+let seq = 0;
+const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
+const profile = { firstName: 'Idem', lastName: 'Potent' };
+
+/** The gateway's idempotency counter for one outcome. */
+async function outcomes(gw: TestGateway): Promise<Record<string, number>> {
+  const metric = await gw.gateway.metrics.registry.getSingleMetric('gateway_idempotency_total')!.get();
+  return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
+}
+const delta = (before: Record<string, number>, after: Record<string, number>) =>
+  Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+
+function idempotencySuite(name: string, env: () => Record<string, string>) {
+  describe(name, () => {
+    let gw: TestGateway;
+    beforeAll(async () => {
+      gw = await startGateway({ env: env() });
+    });
+    afterAll(async () => gw?.close());
+
+    const addUser = (username: string, key: string | null, extra: Record<string, unknown> = {}, token?: string | null) =>
+      gw.send(
+        AddHumanUserDocument,
+        { input: { username, profile, email: { email: `${username}@example.com`, returnCode: true }, ...extra } as any },
+        { headers: key ? { 'idempotency-key': key } : {}, ...(token !== undefined ? { token } : {}) },
+      );
+    const holder = (username: string) => gw.gateway.deps.store.lookup(`username:${username.toLowerCase()}`);
+
+    it('the same key and body twice: the stored answer comes back and the user is created once', async () => {
+      const username = unique('once');
+      const key = unique('key-');
+      const before = await outcomes(gw);
+      const first = await addUser(username, key);
+      expect(first.status, first.text).toBe(200);
+      expect(first.headers.get('idempotency-replayed')).toBeNull();
+      const { userId, emailCode } = first.data!.addHumanUser;
+      expect(emailCode).toMatch(/^[A-Z0-9]{6}$/);
+
+      const again = await addUser(username, key);
+      expect(again.status).toBe(200);
+      expect(again.headers.get('idempotency-replayed')).toBe('true');
+      expect(again.text).toBe(first.text); // the very answer, the same code included
+      expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+
+      expect((await holder(username))?.aggregateId).toBe(userId);
+      expect((await gw.gateway.deps.store.events('user', userId)).length).toBe(1);
+      expect(delta(before, await outcomes(gw))).toEqual({ stored: 1, replayed: 1 });
+
+      // Without the key the same body runs again, and the username is taken.
+      const unkeyed = await addUser(username, null);
+      expect(onlyError(unkeyed).extensions?.code).toBe('ALREADY_EXISTS');
+    });
+
+    it('concurrent requests with the same key: exactly one user, and every request gets its answer', async () => {
+      const username = unique('race');
+      const key = unique('key-');
+      const before = await outcomes(gw);
+      const answers = await Promise.all(Array.from({ length: 6 }, () => addUser(username, key)));
+      for (const a of answers) {
+        expect(a.status, a.text).toBe(200);
+        expect(a.text).toBe(answers[0]!.text);
+      }
+      const userId = answers[0]!.data!.addHumanUser.userId;
+      expect((await holder(username))?.aggregateId).toBe(userId);
+      expect(answers.filter((a) => a.headers.get('idempotency-replayed') === 'true')).toHaveLength(5);
+      expect(delta(before, await outcomes(gw))).toEqual({ stored: 1, replayed: 5 });
+    });
+
+    it('the same key with another body is FAILED_PRECONDITION (409) and runs nothing', async () => {
+      const key = unique('key-');
+      const first = await addUser(unique('first'), key);
+      expect(first.status).toBe(200);
+      const otherName = unique('other');
+      const other = await addUser(otherName, key);
+      expect(other.status).toBe(409);
+      const err = onlyError(other);
+      expect(err.extensions?.code).toBe('FAILED_PRECONDITION');
+      expect(err.extensions?.grpcCode).toBe(9);
+      expect(err.message).toMatch(/Idempotency-Key/);
+      expect(await holder(otherName)).toBeNull();
+    });
+
+    it('the key belongs to its caller: another caller with the same key runs its own request', async () => {
+      const key = unique('shared-');
+      const username = unique('mine');
+      const mine = await addUser(username, key);
+      expect(mine.status).toBe(200);
+      // A second caller: the user just made, with no rights to create users (PERMISSION_DENIED is its own answer).
+      const otherToken = await gw.tokenFor(mine.data!.addHumanUser.userId);
+      const theirs = await addUser(username, key, {}, otherToken);
+      expect(theirs.headers.get('idempotency-replayed')).toBeNull();
+      expect(onlyError(theirs).extensions?.code).toBe('PERMISSION_DENIED');
+    });
+
+    it('a deterministic error is kept and replayed like a success', async () => {
+      const key = unique('key-');
+      const bad = { username: unique('bad'), profile: { firstName: '', lastName: 'X' }, email: { email: 'not-an-email' } };
+      const first = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers: { 'idempotency-key': key } });
+      expect(first.status).toBe(400);
+      const again = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers: { 'idempotency-key': key } });
+      expect(again.status).toBe(400);
+      expect(again.headers.get('idempotency-replayed')).toBe('true');
+      expect(again.text).toBe(first.text);
+    });
+
+    it('queries, unauthenticated requests and malformed keys', async () => {
+      const key = unique('key-');
+      const q1 = await gw.send(MeDocument, {}, { headers: { 'idempotency-key': key } });
+      const q2 = await gw.send(MeDocument, {}, { headers: { 'idempotency-key': key } });
+      expect(q1.status).toBe(200);
+      expect(q2.headers.get('idempotency-replayed')).toBeNull();
+
+      const anon = await addUser(unique('anon'), key, {}, null);
+      expect(anon.status).toBe(401);
+      const anon2 = await addUser(unique('anon'), key, {}, null);
+      expect(anon2.status).toBe(401);
+      expect(anon2.headers.get('idempotency-replayed')).toBeNull();
+
+      const long = await addUser(unique('long'), 'k'.repeat(256));
+      expect(long.status).toBe(400);
+      expect(onlyError(long).extensions?.code).toBe('INVALID_ARGUMENT');
+    });
+  });
+}
+
+idempotencySuite('idempotency keys on the embedded stores (in memory)', () => ({}));
+
+describeWith('redis', 'idempotency keys in Redis', (redisUrl) => {
+  idempotencySuite('shared Redis', () => ({ REDIS_URL: redisUrl, CODE_HMAC_KEY: 'idempotency-test-key' }));
+
+  it('a stored answer holding a verification code is not readable in Redis', async () => {
+    const gw = await startGateway({ env: { REDIS_URL: redisUrl, CODE_HMAC_KEY: 'idempotency-test-key' } });
+    try {
+      const key = unique('secret-');
+      const username = unique('coded');
+      const input = { username, profile, email: { email: `${username}@example.com`, returnCode: true } };
+      const res = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
+      const code = res.data!.addHumanUser.emailCode!;
+      expect(code).toMatch(/^[A-Z0-9]{6}$/);
+      const dump = await everythingInRedis(redisUrl);
+      expect(dump).toMatch(/idem:/);
+      expect(holdsCode(dump, code)).toBe(false);
+      expect(dump).not.toContain('emailCode'); // the answer is stored encrypted
+      expect(dump).not.toContain(key);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describeWith('mongo', 'idempotency across an outage', (mongoUrl) => {
+  let gw: TestGateway;
+  let proxy: Awaited<ReturnType<typeof faultyProxy>>;
+  beforeAll(async () => {
+    proxy = await faultyProxy(mongoUrl);
+    await proxy.up();
+    gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `idem_${Date.now()}` } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await proxy?.down();
+  });
+
+  it('an UNAVAILABLE answer is not kept: the retry with the same key does the work', async () => {
+    const key = unique('outage-');
+    const username = unique('outage');
+    const input = { username, profile, email: { email: `${username}@example.com`, isVerified: true } };
+    await proxy.down();
+    const down = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
+    expect(down.status).toBe(503);
+    expect(onlyError(down).extensions?.code).toBe('UNAVAILABLE');
+    await proxy.up();
+    let retried = down;
+    for (let i = 0; i < 60 && retried.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      retried = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
+    }
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.headers.get('idempotency-replayed')).toBeNull();
+    const again = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.text).toBe(retried.text);
+  });
+});

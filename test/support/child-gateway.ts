@@ -1,0 +1,151 @@
+// Real processes for the HTTP edge tests: the gateway as `node --import tsx src/main.ts`
+// (exactly what `npm start` and the Docker image run) and a redis-server of the test's
+// own that it can stop and start again. Loopback only, free ports, temp folders.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './net.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface ChildGateway {
+  /** http://127.0.0.1:<port>/graphql */
+  url: string;
+  /** http://127.0.0.1:<port> */
+  base: string;
+  adminId: string;
+  adminToken: string;
+  dataDir: string;
+  child: ChildProcess;
+  /** Log lines (stderr), as they come. */
+  logs: string[];
+  /** Resolves with the exit code (or the signal name) once the process is gone. */
+  exited: Promise<number | string>;
+  /** POST a GraphQL request. */
+  post(body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: any; text: string }>;
+  /** SIGTERM (unless gone), wait for the exit, remove the data folder unless kept. */
+  stop(options?: { keepData?: boolean }): Promise<number | string>;
+}
+
+export interface SpawnOptions {
+  env?: Record<string, string>;
+  /** Use this data folder (e.g. one holding the signing key another gateway made) instead of a new one. */
+  dataDir?: string;
+  startTimeoutMs?: number;
+}
+
+export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGateway> {
+  const dataDir = options.dataDir ?? mkdtempSync(path.join(tmpdir(), 'gw-child-'));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    BCRYPT_COST: '4',
+    LOG_LEVEL: 'info',
+    ...options.env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  createInterface({ input: child.stderr! }).on('line', (line) => logs.push(line));
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+
+  const out: string[] = [];
+  const started = new Promise<{ url: string; adminId: string; adminToken: string }>((resolve, reject) => {
+    let url = '';
+    let adminId = '';
+    let tokenNext = false;
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 30_000);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited (${code}) while starting:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`));
+    });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      out.push(line);
+      const listening = /listening on (http:\/\/\S+\/graphql)/.exec(line);
+      if (listening) url = listening[1]!;
+      const admin = /user id (\d+)/.exec(line);
+      if (admin) adminId = admin[1]!;
+      if (tokenNext) {
+        clearTimeout(timer);
+        resolve({ url, adminId, adminToken: line.trim() });
+      }
+      tokenNext = line.startsWith('Administrator token');
+    });
+  });
+  let info: { url: string; adminId: string; adminToken: string };
+  try {
+    info = await started;
+  } catch (err) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw err;
+  }
+
+  return {
+    ...info,
+    base: info.url.replace(/\/graphql$/, ''),
+    dataDir,
+    child,
+    logs,
+    exited,
+    async post(body, headers = {}) {
+      const res = await fetch(info.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminToken}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let json: any;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: res.status, headers: res.headers, json, text };
+    },
+    async stop({ keepData = false } = {}) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      const code = await Promise.race([exited, new Promise<string>((r) => setTimeout(() => r('timeout'), 20_000))]);
+      if (code === 'timeout') child.kill('SIGKILL');
+      if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
+
+/** A redis-server on a free port that the test can stop (SIGKILL) and start again on the same port. */
+export async function ownRedis(bin: string) {
+  if (!bin) throw new Error('redis-server not found: these tests stop and restart a Redis of their own (install the Debian package redis-server)');
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'redis-own-'));
+  let proc: ChildProcess | undefined;
+  const up = async () => {
+    proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      const ok = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
+      if (ok) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('redis-server did not start');
+  };
+  const down = () =>
+    new Promise<void>((resolve) => {
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return resolve();
+      proc.once('exit', () => resolve());
+      proc.kill('SIGKILL');
+    });
+  await up();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    up,
+    down,
+    async close() {
+      await down();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
