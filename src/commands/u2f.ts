@@ -2,13 +2,11 @@
 // registerU2F creates a pending token with its challenge, verifyU2FRegistration
 // checks the authenticator's answer and marks the token ready.
 import { createHash } from 'node:crypto';
-import {
-  generateRegistrationOptions,
+import type {
+  PublicKeyCredentialCreationOptionsJSON,
+  RegistrationResponseJSON,
   verifyRegistrationResponse,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { isoBase64URL } from '@simplewebauthn/server/helpers';
 import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.ts';
 import { userEvents, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -16,6 +14,10 @@ import { authenticate, userForSelfOrPermission } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
 import { write } from './runner.ts';
 import { normalizeDomain, originsFor, type RegisterU2FInput, type VerifyU2FRegistrationInput } from './u2f-inputs.ts';
+
+// Imported on first use: the WebAuthn library and its ASN.1 stack cost ~20 MB a gateway without U2F users never needs.
+const webauthn = () => import('@simplewebauthn/server');
+const base64url = async () => (await import('@simplewebauthn/server/helpers')).isoBase64URL;
 
 const PERMISSION = 'user.credential.write' as const;
 const CREDENTIAL_FIELD = 'input.publicKeyCredential';
@@ -55,7 +57,7 @@ export async function registerU2F(ctx: CommandContext, input: RegisterU2FInput):
   const u2fId = newId();
   const ttlMs = config.webauthn.challengeTtlSeconds * 1000;
   const { profile, username } = user.state;
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: config.webauthn.rpName,
     rpID: rpId,
     userID: webauthnUserId(user.id),
@@ -114,7 +116,7 @@ export async function verifyU2FRegistration(ctx: CommandContext, input: VerifyU2
 
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
-    result = await verifyRegistrationResponse({
+    result = await (await webauthn()).verifyRegistrationResponse({
       response: input.publicKeyCredential as unknown as RegistrationResponseJSON,
       expectedChallenge: token.challenge!,
       expectedOrigin: originsFor(config, token.rpId!),
@@ -129,6 +131,7 @@ export async function verifyU2FRegistration(ctx: CommandContext, input: VerifyU2
   if (!result.verified) throw invalid(CREDENTIAL_FIELD, 'has an attestation signature that does not verify');
 
   const { credential } = result.registrationInfo;
+  const isoBase64URL = await base64url();
   if (isoBase64URL.toBuffer(credential.id).length > MAX_CREDENTIAL_ID_BYTES) {
     throw invalid(CREDENTIAL_FIELD, `has a credential id longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`);
   }
