@@ -10,7 +10,7 @@ export interface Logger {
   log(level: LogLevel, msg: string, fields?: Record<string, unknown>): void;
 }
 
-const SECRET_FIELDS = [
+const SECRET_FIELDS = new Set([
   'password',
   'newPassword',
   'hashedPassword',
@@ -24,7 +24,28 @@ const SECRET_FIELDS = [
   'clientSecret',
   'secret',
   'variables',
-];
+]);
+
+/** The fields with any secret-named field (top two levels) replaced; the same object when there is none. */
+function redacted(fields: Record<string, unknown>): Record<string, unknown> {
+  let out: Record<string, unknown> | undefined;
+  for (const key in fields) {
+    const value = fields[key];
+    let clean: unknown = value;
+    if (SECRET_FIELDS.has(key)) clean = '[redacted]';
+    else if (value && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Error)) {
+      for (const inner in value) {
+        if (SECRET_FIELDS.has(inner)) {
+          clean = { ...(value as Record<string, unknown>) };
+          for (const k in clean as object) if (SECRET_FIELDS.has(k)) (clean as Record<string, unknown>)[k] = '[redacted]';
+          break;
+        }
+      }
+    }
+    if (clean !== value) (out ??= { ...fields })[key] = clean;
+  }
+  return out ?? fields;
+}
 
 export function createLogger(level: string = 'info', write?: (line: string) => void): Logger {
   const stream: DestinationStream = write
@@ -38,13 +59,12 @@ export function createLogger(level: string = 'info', write?: (line: string) => v
       messageKey: 'msg',
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
-      redact: { paths: SECRET_FIELDS.flatMap((f) => [f, `*.${f}`]), censor: '[redacted]' },
     },
     stream,
   );
   return {
     log(lvl, msg, fields) {
-      if (fields) logger[lvl](fields, msg);
+      if (fields) logger[lvl](redacted(fields), msg);
       else logger[lvl](msg);
     },
   };

@@ -2,6 +2,8 @@
 // the HTTP edge (hardening, limits, idempotency, logs, metrics, probes, drain) is src/http.
 import type { Server } from 'node:http';
 import { GraphQLError } from 'graphql';
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import { stateOf } from './http/request-state.ts';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
@@ -73,7 +75,6 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     ...http.yogaOptions,
     maskedErrors: {
       maskError(error, _message) {
-        const requestId = http.requestId();
         const located = error instanceof GraphQLError ? error : undefined;
         let cause: unknown = located?.originalError ?? error;
         if (cause instanceof GraphQLError && cause.extensions?.grpcCode !== undefined) {
@@ -85,8 +86,10 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         // Variable coercion (firstName: 42, isVerified: "yes", a missing field, bad Base64):
         // graphql-js wraps its own GraphQLError, before execution, so there is no path.
         if (located && !located.path && cause instanceof GraphQLError) return classifyGraphQLError(located);
-        logger.log('error', 'unexpected error', { requestId, error: String((cause as Error)?.stack ?? cause) });
-        return maskedInternal(requestId, located);
+        // Logged with its request id once the answer is processed (errorClassification).
+        const masked = maskedInternal(PENDING_REQUEST_ID, located);
+        unexpected.set(masked, cause);
+        return masked;
       },
     },
     context: async ({ request }): Promise<GraphQLContext> => {
@@ -96,7 +99,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (state.authError) cmd.authError = state.authError;
       return { cmd, requestId: state.requestId };
     },
-    plugins: [errorClassification(), introspectionSwitch(config), ...http.plugins],
+    plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useGraphQlJit()],
   });
 
   let stopping: Promise<boolean> | undefined;
@@ -129,14 +132,26 @@ async function idpSecretKey(config: Config): Promise<Buffer> {
   return key;
 }
 
-/** Syntax, validation and variable errors of graphql-js get the INVALID_ARGUMENT extensions too. */
-function errorClassification(): Plugin {
+/** Masked INTERNAL errors waiting for their request id, with what was thrown. */
+const unexpected = new WeakMap<GraphQLError, unknown>();
+const PENDING_REQUEST_ID = 'pending';
+
+/**
+ * Syntax, validation and variable errors of graphql-js get the INVALID_ARGUMENT
+ * extensions too; masked INTERNAL errors get the request id and are logged with it.
+ */
+function errorClassification(logger: Logger): Plugin {
   return {
-    onResultProcess({ result, setResult }) {
+    onResultProcess({ request, result, setResult }) {
       if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors) return;
-      const errors = (result.errors as GraphQLError[]).map((e) =>
-        e instanceof GraphQLError && e.extensions?.grpcCode === undefined && !e.originalError ? classifyGraphQLError(e) : e,
-      );
+      const errors = (result.errors as GraphQLError[]).map((e) => {
+        if (unexpected.has(e)) {
+          const { requestId } = stateOf(request);
+          logger.log('error', 'unexpected error', { requestId, error: String((unexpected.get(e) as Error)?.stack ?? unexpected.get(e)) });
+          return maskedInternal(requestId, e);
+        }
+        return e instanceof GraphQLError && e.extensions?.grpcCode === undefined && !e.originalError ? classifyGraphQLError(e) : e;
+      });
       setResult({ ...result, errors } as any);
     },
   };

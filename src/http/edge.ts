@@ -1,18 +1,17 @@
 // The node:http handler in front of yoga: /health, /ready and /metrics; a request id
 // (the client's X-Request-Id when harmless, else a new UUID) sent back in
-// x-request-id and carried in an AsyncLocalStorage to error masking and the log
-// line; the client address; in-flight counting and the per-request log line and
+// x-request-id and handed to yoga as server context (request-state.ts); the client address; in-flight counting and the per-request log line and
 // metrics; and the graceful drain on shutdown.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { readiness, sendJson, type ReadinessCheck } from './health.ts';
 import { logRequest } from './logging.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { clientIp, newRequestState, runWithState } from './request-state.ts';
+import { clientIp, newRequestState, type EdgeContext } from './request-state.ts';
 
 export interface EdgeOptions {
   /** yoga as a node request listener. */
-  app: (req: IncomingMessage, res: ServerResponse) => unknown;
+  app: (req: IncomingMessage, res: ServerResponse, context: EdgeContext) => unknown;
   logger: Logger;
   metrics: GatewayMetrics;
   trustProxy: boolean | number;
@@ -86,7 +85,7 @@ export function createEdge(options: EdgeOptions): Edge {
       };
       res.once('finish', finish);
       res.once('close', finish);
-      runWithState(state, () => app(req, res));
+      app(req, res, { requestState: state });
     },
 
     async drain(s, deadlineMs) {

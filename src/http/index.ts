@@ -19,7 +19,7 @@ import { createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempoten
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
 import { authenticate, useEdge } from './rate-limit.ts';
-import { currentState, stateOf, type RequestState } from './request-state.ts';
+import { stateOf, useRequestState, type RequestState } from './request-state.ts';
 
 export interface HttpLayer {
   /** For createYoga: CORS, the body cap, batching off. */
@@ -28,8 +28,6 @@ export interface HttpLayer {
   plugins: Plugin[];
   /** The request's state with its caller checked (for the GraphQL context). */
   authenticated(request: Request): Promise<RequestState>;
-  /** The current request's id, where only async context reaches (error masking). */
-  requestId(): string;
   listen(app: (req: any, res: any) => unknown): Promise<{ server: Server; url: string }>;
   /** Drains the server (SHUTDOWN_TIMEOUT_MS) and closes the idempotency store; true when nothing was cut. */
   close(): Promise<boolean>;
@@ -59,6 +57,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
   ];
 
   const plugins: Plugin[] = [
+    useRequestState(),
     // Every request is application/json (preflighted by browsers) or carries x-graphql-yoga-csrf;
     // a form or text/plain POST and a plain GET from another site are refused (403).
     useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }),
@@ -85,7 +84,6 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       await authenticate(state, request.headers.get('authorization'), tokens);
       return state;
     },
-    requestId: () => currentState()?.requestId ?? 'unknown',
     get edge() {
       return edge;
     },

@@ -5,7 +5,7 @@
 import { getOperationAST, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.ts';
-import { currentState, stateOf, type RequestState } from './request-state.ts';
+import { stateOf, type RequestState } from './request-state.ts';
 
 /** Records operation name, type, root field and error codes on the request state. */
 export function useRequestFacts(): Plugin {
@@ -16,7 +16,7 @@ export function useRequestFacts(): Plugin {
       if (typeof params.operationName === 'string') state.operationName = params.operationName.slice(0, 100);
     },
     onExecute({ args }) {
-      const state = currentState() ?? stateOf((args.contextValue as { request: Request }).request);
+      const state = stateOf((args.contextValue as { request: Request }).request);
       const op = getOperationAST(args.document as DocumentNode, args.operationName ?? undefined);
       if (!op) return;
       state.operationType = op.operation;
