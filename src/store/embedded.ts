@@ -15,7 +15,7 @@ import {
   type Snapshot,
   type StoredEvent,
 } from './port.ts';
-import { deepCopy, deepFreeze, reduceEvents } from './reduce.ts';
+import { deepFreeze, reduceEvents } from './reduce.ts';
 
 export interface EmbeddedStoreOptions {
   dataDir: string;
@@ -31,10 +31,6 @@ export interface EmbeddedStore extends EventStore {
 
 export const LOG_FILE = 'events.log';
 
-interface Aggregate {
-  events: StoredEvent[];
-  snapshot: Snapshot<unknown>;
-}
 type Holder = { aggregateType: AggregateType; aggregateId: string };
 interface Pending {
   event: StoredEvent;
@@ -85,7 +81,8 @@ function decode(line: string): StoredEvent {
 export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promise<EmbeddedStore> {
   const { dataDir, reducers } = options;
   const path = join(dataDir, LOG_FILE);
-  const aggregates = new Map<string, Aggregate>();
+  // Only the reduced snapshots stay in memory; the events are on disk (events() reads them back).
+  const snapshots = new Map<string, Snapshot<unknown>>();
   const constraints = new Map<string, Holder>();
   // Accepted but not yet on disk: consulted by the checks, invisible to readers.
   const pending = new Map<string, Pending>();
@@ -101,13 +98,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     deepFreeze(event);
     deepFreeze(snapshot);
     const key = keyOf(event.aggregateType, event.aggregateId);
-    const aggregate = aggregates.get(key);
-    if (aggregate) {
-      aggregate.events.push(event);
-      aggregate.snapshot = snapshot;
-    } else {
-      aggregates.set(key, { events: [event], snapshot });
-    }
+    snapshots.set(key, snapshot);
     for (const claim of event.claims)
       constraints.set(claim, { aggregateType: event.aggregateType, aggregateId: event.aggregateId });
   }
@@ -137,7 +128,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     if (line.trim() === '') return;
     try {
       const event = decode(line);
-      const current = aggregates.get(keyOf(event.aggregateType, event.aggregateId))?.snapshot ?? null;
+      const current = snapshots.get(keyOf(event.aggregateType, event.aggregateId)) ?? null;
       if (event.sequence !== (current?.sequence ?? 0) + 1) throw new Error(`sequence ${event.sequence} out of order`);
       commit(event, reduceEvents(reducers[event.aggregateType], current, [event])!);
     } catch (e) {
@@ -186,7 +177,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     flushing = undefined;
   }
 
-  const snapshotOf = (type: AggregateType, id: string) => aggregates.get(keyOf(type, id))?.snapshot;
+  const snapshotOf = (type: AggregateType, id: string) => snapshots.get(keyOf(type, id));
 
   const store: EmbeddedStore = {
     stats,
@@ -256,7 +247,16 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       return holder ? { ...holder } : null;
     },
 
-    events: async (type, id) => deepCopy(aggregates.get(keyOf(type, id))?.events ?? []),
+    // Rare (tests, audits): read back from the log, which holds every committed event.
+    events: async (type, id) => {
+      while (flushing) await flushing;
+      const text = (await readFile(path)).subarray(0, size).toString('utf8');
+      return text
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map(decode)
+        .filter((e) => e.aggregateType === type && e.aggregateId === id);
+    },
 
     ping: async () => {
       if (broken) throw new StoreUnavailableError(broken);

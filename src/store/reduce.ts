@@ -1,5 +1,5 @@
-// Helpers shared by the store adapters: folding events into a snapshot and
-// copying state so callers never share mutable objects with a store.
+// Helpers shared by the store adapters: folding events into a snapshot, and
+// freezing what the embedded store shares with its readers.
 import type { Reducer, Snapshot, StoredEvent } from './port.ts';
 
 /** Applies events (in sequence order) on top of a snapshot; null stays null when there are none. */
@@ -20,20 +20,6 @@ export function reduceEvents<S>(
     };
   }
   return snap;
-}
-
-/** A deep copy that keeps Dates, Buffers, Maps and Sets (structuredClone turns Buffers into Uint8Arrays). */
-export function deepCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (value instanceof Date) return new Date(value.getTime()) as T;
-  if (Buffer.isBuffer(value)) return Buffer.from(value) as T;
-  if (value instanceof Uint8Array) return new Uint8Array(value) as T;
-  if (Array.isArray(value)) return value.map(deepCopy) as T;
-  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, deepCopy(v)])) as T;
-  if (value instanceof Set) return new Set([...value].map(deepCopy)) as T;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = deepCopy(v);
-  return out as T;
 }
 
 /**
