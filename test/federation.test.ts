@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildSubgraphSchema } from '@apollo/subgraph';
-import { createGatewayRuntime, type GatewayConfigSupergraph, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
+import { createGatewayRuntime, type GatewayRuntime } from '@graphql-hive/gateway-runtime';
 import { composeServices } from '@theguild/federation-composition';
-import { parse, print, type DocumentNode } from 'graphql';
+import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, AddOIDCIdentityProviderDocument, AddOrganizationDocument, AddProjectDocument } from './generated/operations.ts';
@@ -261,46 +261,6 @@ describeWith('mongo', 'federation subgraph on MongoDB-wire', (mongoUrl) => {
   }));
 });
 
-/**
- * The subgraph transport: a GraphQL-over-HTTP POST through the gateway's fetch (so its
- * onFetch hooks, header propagation among them, apply). A stand-in for
- * @graphql-mesh/transport-http, which gateway-runtime loads by name and which is not
- * among this project's dependencies.
- */
-type SubgraphRequest = {
-  document: DocumentNode;
-  variables?: object;
-  operationName?: string;
-  context?: unknown;
-  info?: object;
-};
-type GatewayFetch = (url: string, init: RequestInit, context: unknown, info: object) => Promise<Response>;
-
-const httpTransport = {
-  getSubgraphExecutor({ transportEntry, fetch }: { transportEntry: { location?: string }; fetch?: GatewayFetch }) {
-    return async (request: SubgraphRequest) => {
-      const res = await fetch!(
-        transportEntry.location!,
-        {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            accept: 'application/graphql-response+json, application/json',
-          },
-          body: JSON.stringify({
-            query: print(request.document),
-            variables: request.variables,
-            operationName: request.operationName,
-          }),
-        },
-        request.context,
-        { ...request.info, executionRequest: request },
-      );
-      return res.json();
-    };
-  },
-};
-
 // A second subgraph, as another team would write it: orders of a user.
 const ORDERS_SDL = `
   extend schema @link(url: "https://specs.apollo.dev/federation/v2.6", import: ["@key"])
@@ -369,9 +329,6 @@ describe('supergraph: this subgraph composed with an orders subgraph, behind an 
       supergraph,
       logging: false,
       maskedErrors: false,
-      transports: {
-        http: httpTransport,
-      } as GatewayConfigSupergraph['transports'],
       propagateHeaders: {
         fromClientToSubgraphs: ({ request }) => ({
           authorization: request.headers.get('authorization'),
