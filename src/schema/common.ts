@@ -1,6 +1,12 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
-import type { Details } from '../commands/context.ts';
+import type { ZodType } from 'zod';
+import type { CommandContext, Details } from '../commands/context.ts';
 import type { Builder } from './builder.ts';
+
+/** A command that answers Details, as a payload `{ details }`. */
+export const withDetails =
+  <I>(run: (ctx: CommandContext, input: I) => Promise<Details>) =>
+  async (ctx: CommandContext, input: I) => ({ details: await run(ctx, input) });
 
 export function addCommon(builder: Builder) {
   const DetailsRef = builder.objectRef<Details>('Details').implement({
@@ -31,7 +37,32 @@ export function addCommon(builder: Builder) {
   builder.queryType({});
   builder.mutationType({});
 
-  return { Details: DetailsRef, Gender, OIDCMappingField, detailsPayload };
+  /**
+   * A mutation with one required `input`, checked by its zod rules before the
+   * command runs; the resolver only hands the input to the command.
+   */
+  const commandMutation = (
+    name: string,
+    spec: {
+      description: string;
+      deprecationReason?: string;
+      input: unknown;
+      rules: ZodType;
+      payload: unknown;
+      run: (ctx: CommandContext, input: any) => Promise<unknown>;
+    },
+  ) =>
+    builder.mutationField(name, (t) =>
+      t.field({
+        description: spec.description,
+        ...(spec.deprecationReason ? { deprecationReason: spec.deprecationReason } : {}),
+        type: spec.payload as any,
+        args: { input: t.arg({ type: spec.input as any, required: true, validate: { schema: spec.rules } as any }) },
+        resolve: (_root, args, ctx) => spec.run(ctx.cmd, args.input) as Promise<any>,
+      }),
+    );
+
+  return { Details: DetailsRef, Gender, OIDCMappingField, detailsPayload, commandMutation };
 }
 
 export type Common = ReturnType<typeof addCommon>;

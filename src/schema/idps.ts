@@ -5,12 +5,12 @@ import * as idps from '../commands/idps.ts';
 import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
-import type { Common } from './common.ts';
+import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
 export const UPDATE_OIDC_IDP_DEPRECATION = 'Deprecated operation of the identity API; it may be removed in a future version.';
 
-export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingField, detailsPayload }: Common) {
+export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingField, detailsPayload, commandMutation }: Common) {
   const oidcFields = (t: any) => ({
     issuer: t.string({ required: true }),
     clientId: t.string({ required: true }),
@@ -40,32 +40,22 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     fields: (t) => ({ idpId: t.exposeID('idpId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
 
-  builder.mutationField('addOIDCIdentityProvider', (t) =>
-    t.field({
-      description: 'Create an OIDC identity provider in the organization selected by x-service-orgid.',
-      type: AddOIDCIdentityProviderPayload,
-      args: {
-        input: t.arg({ type: AddOIDCIdentityProviderInput, required: true, validate: { schema: idpInputRules.addOIDCIdentityProvider } as any }),
-      },
-      resolve: (_r, args, ctx) => idps.addOIDCIdentityProvider(ctx.cmd, args.input as any),
-    }),
-  );
+  commandMutation('addOIDCIdentityProvider', {
+    description: 'Create an OIDC identity provider in the organization selected by x-service-orgid.',
+    input: AddOIDCIdentityProviderInput,
+    rules: idpInputRules.addOIDCIdentityProvider,
+    payload: AddOIDCIdentityProviderPayload,
+    run: idps.addOIDCIdentityProvider,
+  });
 
-  builder.mutationField('updateOIDCIdentityProvider', (t) =>
-    t.field({
-      description: '2. Replace the OIDC configuration of an identity provider.',
-      deprecationReason: UPDATE_OIDC_IDP_DEPRECATION,
-      type: detailsPayload('UpdateOIDCIdentityProviderPayload'),
-      args: {
-        input: t.arg({
-          type: UpdateOIDCIdentityProviderInput,
-          required: true,
-          validate: { schema: idpInputRules.updateOIDCIdentityProvider } as any,
-        }),
-      },
-      resolve: async (_r, args, ctx) => ({ details: await idps.updateOIDCIdentityProvider(ctx.cmd, args.input as any) }),
-    }),
-  );
+  commandMutation('updateOIDCIdentityProvider', {
+    description: '2. Replace the OIDC configuration of an identity provider.',
+    deprecationReason: UPDATE_OIDC_IDP_DEPRECATION,
+    input: UpdateOIDCIdentityProviderInput,
+    rules: idpInputRules.updateOIDCIdentityProvider,
+    payload: detailsPayload('UpdateOIDCIdentityProviderPayload'),
+    run: withDetails(idps.updateOIDCIdentityProvider),
+  });
 
   const IdentityProviderRef = builder.objectRef<Snapshot<IdentityProvider>>('IdentityProvider').implement({
     fields: (t) => ({

@@ -4,22 +4,21 @@ import * as orgs from '../commands/orgs.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
-import type { Common } from './common.ts';
+import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
-export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload }: Common) {
+export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common) {
   const AddOrganizationInput = builder.inputType('AddOrganizationInput', { fields: (t) => ({ name: t.string({ required: true }) }) });
   const AddOrganizationPayload = builder.objectRef<{ orgId: string; details: any }>('AddOrganizationPayload').implement({
     fields: (t) => ({ orgId: t.exposeID('orgId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
-  builder.mutationField('addOrganization', (t) =>
-    t.field({
-      description: 'Create an organization (instance administrators only).',
-      type: AddOrganizationPayload,
-      args: { input: t.arg({ type: AddOrganizationInput, required: true, validate: { schema: orgs.orgInputRules.addOrganization } as any }) },
-      resolve: (_r, args, ctx) => orgs.addOrganization(ctx.cmd, args.input as any),
-    }),
-  );
+  commandMutation('addOrganization', {
+    description: 'Create an organization (instance administrators only).',
+    input: AddOrganizationInput,
+    rules: orgs.orgInputRules.addOrganization,
+    payload: AddOrganizationPayload,
+    run: orgs.addOrganization,
+  });
 
   const AddOrgMemberInput = builder.inputType('AddOrgMemberInput', {
     fields: (t) => ({
@@ -30,14 +29,13 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload 
       }),
     }),
   });
-  builder.mutationField('addOrgMember', (t) =>
-    t.field({
-      description: 'Grant roles in the organization selected by x-service-orgid to a user.',
-      type: detailsPayload('AddOrgMemberPayload'),
-      args: { input: t.arg({ type: AddOrgMemberInput, required: true, validate: { schema: orgs.orgInputRules.addOrgMember } as any }) },
-      resolve: async (_r, args, ctx) => ({ details: await orgs.addOrgMember(ctx.cmd, args.input as any) }),
-    }),
-  );
+  commandMutation('addOrgMember', {
+    description: 'Grant roles in the organization selected by x-service-orgid to a user.',
+    input: AddOrgMemberInput,
+    rules: orgs.orgInputRules.addOrgMember,
+    payload: detailsPayload('AddOrgMemberPayload'),
+    run: withDetails(orgs.addOrgMember),
+  });
 
   const OrganizationRef = builder.objectRef<Snapshot<Org>>('Organization').implement({
     fields: (t) => ({

@@ -8,7 +8,7 @@ import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
-export function addProjects(builder: Builder, { Details: DetailsRef }: Common, rules: ProjectInputRules) {
+export function addProjects(builder: Builder, { Details: DetailsRef, commandMutation }: Common, rules: ProjectInputRules) {
   const AddProjectInput = builder.inputType('AddProjectInput', {
     description: 'Project names are unique in their organization, ignoring case.',
     fields: (t) => ({ name: t.string({ required: true }) }),
@@ -16,14 +16,13 @@ export function addProjects(builder: Builder, { Details: DetailsRef }: Common, r
   const AddProjectPayload = builder.objectRef<{ projectId: string; details: projects.AddSAMLAppResult['details'] }>('AddProjectPayload').implement({
     fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
-  builder.mutationField('addProject', (t) =>
-    t.field({
-      description: 'Create a project in the organization selected by x-service-orgid.',
-      type: AddProjectPayload,
-      args: { input: t.arg({ type: AddProjectInput, required: true, validate: { schema: rules.addProject } as any }) },
-      resolve: (_r, args, ctx) => projects.addProject(ctx.cmd, args.input as any),
-    }),
-  );
+  commandMutation('addProject', {
+    description: 'Create a project in the organization selected by x-service-orgid.',
+    input: AddProjectInput,
+    rules: rules.addProject,
+    payload: AddProjectPayload,
+    run: projects.addProject,
+  });
 
   const AddSAMLAppInput = builder.inputType('AddSAMLAppInput', {
     description: 'Exactly one of metadataXml and metadataUrl. The name is unique in its project ignoring case; the entityID of the metadata is unique in the instance.',
@@ -37,14 +36,13 @@ export function addProjects(builder: Builder, { Details: DetailsRef }: Common, r
   const AddSAMLAppPayload = builder.objectRef<projects.AddSAMLAppResult>('AddSAMLAppPayload').implement({
     fields: (t) => ({ appId: t.exposeID('appId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
-  builder.mutationField('addSAMLApp', (t) =>
-    t.field({
-      description: '8. Create a SAML application in a project.',
-      type: AddSAMLAppPayload,
-      args: { input: t.arg({ type: AddSAMLAppInput, required: true, validate: { schema: rules.addSAMLApp } as any }) },
-      resolve: (_r, args, ctx) => projects.addSAMLApp(ctx.cmd, args.input as any),
-    }),
-  );
+  commandMutation('addSAMLApp', {
+    description: '8. Create a SAML application in a project.',
+    input: AddSAMLAppInput,
+    rules: rules.addSAMLApp,
+    payload: AddSAMLAppPayload,
+    run: projects.addSAMLApp,
+  });
 
   const SAMLAppRef = builder.objectRef<{ app: SAMLApp; resourceOwner: string }>('SAMLApp').implement({
     fields: (t) => ({

@@ -2,9 +2,9 @@
 // CONTRACT.graphql). Thin: map and call.
 import * as resend from '../commands/resend.ts';
 import type { Builder } from './builder.ts';
-import type { Common } from './common.ts';
+import { withDetails, type Common } from './common.ts';
 
-export function addResend(builder: Builder, { detailsPayload }: Common) {
+export function addResend(builder: Builder, { detailsPayload, commandMutation }: Common) {
   const rules = resend.resendInputRules;
   const ResendEmailCodeInput = builder.inputType('ResendEmailCodeInput', {
     fields: (t) => ({
@@ -18,24 +18,22 @@ export function addResend(builder: Builder, { detailsPayload }: Common) {
     fields: (t) => ({ userId: t.id({ required: true }) }),
   });
 
-  builder.mutationField('resendEmailCode', (t) =>
-    t.field({
-      description:
-        'Send a fresh verification code to the unverified email of a user (user.write, or the user itself); the earlier code no longer verifies. ' +
-        'At most RESEND_LIMIT_PER_HOUR (default 5) sends per user an hour, then RESOURCE_EXHAUSTED. No event is written: details are those of the user.',
-      type: detailsPayload('ResendEmailCodePayload'),
-      args: { input: t.arg({ type: ResendEmailCodeInput, required: true, validate: { schema: rules.resendEmailCode } as any }) },
-      resolve: async (_r, args, ctx) => ({ details: await resend.resendEmailCode(ctx.cmd, args.input as any) }),
-    }),
-  );
+  commandMutation('resendEmailCode', {
+    description:
+      'Send a fresh verification code to the unverified email of a user (user.write, or the user itself); the earlier code no longer verifies. ' +
+      'At most RESEND_LIMIT_PER_HOUR (default 5) sends per user an hour, then RESOURCE_EXHAUSTED. No event is written: details are those of the user.',
+    input: ResendEmailCodeInput,
+    rules: rules.resendEmailCode,
+    payload: detailsPayload('ResendEmailCodePayload'),
+    run: withDetails(resend.resendEmailCode),
+  });
 
-  builder.mutationField('resendPhoneCode', (t) =>
-    t.field({
-      description:
-        'Send a fresh verification code by SMS to the unverified phone of a user (user.write, or the user itself); FAILED_PRECONDITION when no SMS provider is configured. Limited like resendEmailCode.',
-      type: detailsPayload('ResendPhoneCodePayload'),
-      args: { input: t.arg({ type: ResendPhoneCodeInput, required: true, validate: { schema: rules.resendPhoneCode } as any }) },
-      resolve: async (_r, args, ctx) => ({ details: await resend.resendPhoneCode(ctx.cmd, args.input as any) }),
-    }),
-  );
+  commandMutation('resendPhoneCode', {
+    description:
+      'Send a fresh verification code by SMS to the unverified phone of a user (user.write, or the user itself); FAILED_PRECONDITION when no SMS provider is configured. Limited like resendEmailCode.',
+    input: ResendPhoneCodeInput,
+    rules: rules.resendPhoneCode,
+    payload: detailsPayload('ResendPhoneCodePayload'),
+    run: withDetails(resend.resendPhoneCode),
+  });
 }

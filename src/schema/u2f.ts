@@ -4,9 +4,9 @@ import type { Config } from '../config.ts';
 import * as u2f from '../commands/u2f.ts';
 import { u2fInputRules } from '../commands/u2f-inputs.ts';
 import type { Builder } from './builder.ts';
-import type { Common } from './common.ts';
+import { withDetails, type Common } from './common.ts';
 
-export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload }: Common, config: Config) {
+export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common, config: Config) {
   const rules = u2fInputRules(config);
 
   const RegisterU2FInput = builder.inputType('RegisterU2FInput', {
@@ -29,14 +29,13 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload }
       details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
     }),
   });
-  builder.mutationField('registerU2F', (t) =>
-    t.field({
-      description: 'Start the registration of a U2F token: returns the WebAuthn creation options for the client.',
-      type: RegisterU2FPayload,
-      args: { input: t.arg({ type: RegisterU2FInput, required: true, validate: { schema: rules.registerU2F } as any }) },
-      resolve: (_r, args, ctx) => u2f.registerU2F(ctx.cmd, args.input as any),
-    }),
-  );
+  commandMutation('registerU2F', {
+    description: 'Start the registration of a U2F token: returns the WebAuthn creation options for the client.',
+    input: RegisterU2FInput,
+    rules: rules.registerU2F,
+    payload: RegisterU2FPayload,
+    run: u2f.registerU2F,
+  });
 
   const VerifyU2FRegistrationInput = builder.inputType('VerifyU2FRegistrationInput', {
     fields: (t) => ({
@@ -51,14 +50,11 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload }
       tokenName: t.string({ required: true }),
     }),
   });
-  builder.mutationField('verifyU2FRegistration', (t) =>
-    t.field({
-      description: '3. Complete the registration of a U2F (WebAuthn) token.',
-      type: detailsPayload('VerifyU2FRegistrationPayload'),
-      args: {
-        input: t.arg({ type: VerifyU2FRegistrationInput, required: true, validate: { schema: rules.verifyU2FRegistration } as any }),
-      },
-      resolve: async (_r, args, ctx) => ({ details: await u2f.verifyU2FRegistration(ctx.cmd, args.input as any) }),
-    }),
-  );
+  commandMutation('verifyU2FRegistration', {
+    description: '3. Complete the registration of a U2F (WebAuthn) token.',
+    input: VerifyU2FRegistrationInput,
+    rules: rules.verifyU2FRegistration,
+    payload: detailsPayload('VerifyU2FRegistrationPayload'),
+    run: withDetails(u2f.verifyU2FRegistration),
+  });
 }

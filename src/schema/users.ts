@@ -6,10 +6,10 @@ import { detailsOf, type Details } from '../commands/context.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
-import type { Common } from './common.ts';
+import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
-export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload }: Common, rules: UserInputRules) {
+export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload, commandMutation }: Common, rules: UserInputRules) {
   const profileFields = (t: any, displayNameRequired: boolean) => ({
     firstName: t.string({ required: true }),
     lastName: t.string({ required: true }),
@@ -118,11 +118,7 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
     }),
   });
 
-  // Each operation: its input type, its zod rules, its command.
-  const withDetails = <I>(run: (ctx: any, input: I) => Promise<Details>) => async (ctx: any, input: I) => ({
-    details: await run(ctx, input),
-  });
-  const ops = [
+  const mutations = [
     ['updateMyProfile', '1. Change the profile of the authenticated user.', UpdateMyProfileInput, rules.updateMyProfile, detailsPayload('UpdateMyProfilePayload'), withDetails(users.updateMyProfile)],
     ['updateHumanProfile', '4. Update the profile of a human user.', UpdateHumanProfileInput, rules.updateHumanProfile, detailsPayload('UpdateHumanProfilePayload'), withDetails(users.updateHumanProfile)],
     ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, rules.addHumanUser, AddHumanUserPayload, users.addHumanUser],
@@ -132,15 +128,8 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
     ['verifyEmail', 'Verify the email of a user with the code that was sent or returned.', VerifyEmailInput, rules.verifyCode, detailsPayload('VerifyEmailPayload'), withDetails(users.verifyEmail)],
     ['verifyPhone', 'Verify the phone of a user with the code that was sent.', VerifyPhoneInput, rules.verifyCode, detailsPayload('VerifyPhonePayload'), withDetails(users.verifyPhone)],
   ] as const;
-  for (const [name, description, input, schema, payload, run] of ops) {
-    builder.mutationField(name, (t) =>
-      t.field({
-        description,
-        type: payload as any,
-        args: { input: t.arg({ type: input as any, required: true, validate: { schema } as any }) },
-        resolve: (_root, args, ctx) => (run as any)(ctx.cmd, args.input),
-      }),
-    );
+  for (const [name, description, input, schema, payload, run] of mutations) {
+    commandMutation(name, { description, input, rules: schema, payload, run });
   }
 
   addUserType(builder, DetailsRef, Gender);
