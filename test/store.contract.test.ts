@@ -290,6 +290,27 @@ describe('embedded event store', () => {
     await store.close();
   });
 
+  it('keeps Dates and bytes inside payloads across a restart, and payloads without them as they are', async () => {
+    const dir = await newDir();
+    let store = await openEmbedded(dir);
+    const when = new Date('2026-01-02T03:04:05.678Z');
+    const bytes = Buffer.from([0, 1, 2, 250]);
+    const payload = { add: 1, nested: { when, list: [bytes, 'plain', { deeper: when }] }, $date: 'not a tag: has siblings' };
+    await store.append(ev('d', 1, payload));
+    await store.close();
+    store = await openEmbedded(dir);
+    const [event] = await store.events('user', 'd');
+    const back = event!.payload as typeof payload;
+    expect(back.nested.when).toBeInstanceOf(Date);
+    expect(back.nested.when.toISOString()).toBe(when.toISOString());
+    expect(Buffer.isBuffer(back.nested.list[0])).toBe(true);
+    expect([...(back.nested.list[0] as Buffer)]).toEqual([0, 1, 2, 250]);
+    expect(back.nested.list[1]).toBe('plain');
+    expect((back.nested.list[2] as { deeper: Date }).deeper).toBeInstanceOf(Date);
+    expect(back.$date).toBe('not a tag: has siblings');
+    await store.close();
+  });
+
   it('covers concurrent appends with one disk sync (group commit)', async () => {
     const store: EmbeddedStore = await openEmbedded(await newDir());
     await Promise.all(Array.from({ length: 100 }, (_, i) => store.append(ev(`c${i}`, 1))));

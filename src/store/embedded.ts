@@ -44,28 +44,47 @@ const aggregateTypes = new Set<string>(['instance', 'org', 'user', 'idp', 'proje
 const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
 
 // Dates and binaries inside payloads are tagged so they come back as Date and Buffer.
+// Tagging and untagging walk the value themselves (returning it as it is when there is
+// nothing to tag) so that JSON.stringify and JSON.parse run without a replacer or
+// reviver function, which would take them off their fast paths.
+function mapDeep(value: unknown, leaf: (v: object) => unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const mapped = leaf(value);
+  if (mapped !== value) return mapped;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const m = mapDeep(v, leaf);
+      if (m !== v) (out ??= [...value])[i] = m;
+    });
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const v = (value as Record<string, unknown>)[key];
+    const m = mapDeep(v, leaf);
+    if (m !== v) (out ??= { ...(value as Record<string, unknown>) })[key] = m;
+  }
+  return out ?? value;
+}
+
+const tag = (v: object): unknown =>
+  v instanceof Date ? { $date: v.toISOString() } : v instanceof Uint8Array ? { $binary: Buffer.from(v).toString('base64') } : v;
+
+function untag(v: object): unknown {
+  const tagged = v as { $date?: unknown; $binary?: unknown };
+  if (typeof tagged.$date === 'string' && Object.keys(v).length === 1) return new Date(tagged.$date);
+  if (typeof tagged.$binary === 'string' && Object.keys(v).length === 1) return Buffer.from(tagged.$binary, 'base64');
+  return v;
+}
+
 function encode(event: StoredEvent): string {
-  const line = JSON.stringify(
-    { ...event, createdAt: event.createdAt.toISOString() },
-    function (this: Record<string, unknown>, key, value: unknown) {
-      const raw = this[key];
-      if (raw instanceof Date) return { $date: raw.toISOString() };
-      if (raw instanceof Uint8Array) return { $binary: Buffer.from(raw).toString('base64') };
-      return value;
-    },
-  );
-  return line + '\n';
+  return JSON.stringify({ ...event, payload: mapDeep(event.payload, tag), createdAt: event.createdAt.toISOString() }) + '\n';
 }
 
 function decode(line: string): StoredEvent {
-  const raw = JSON.parse(line, (_key, value: unknown) => {
-    if (value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 1) {
-      const tagged = value as { $date?: unknown; $binary?: unknown };
-      if (typeof tagged.$date === 'string') return new Date(tagged.$date);
-      if (typeof tagged.$binary === 'string') return Buffer.from(tagged.$binary, 'base64');
-    }
-    return value;
-  }) as Omit<StoredEvent, 'createdAt'> & { createdAt: string };
+  const raw = JSON.parse(line) as Omit<StoredEvent, 'createdAt'> & { createdAt: string };
+  raw.payload = mapDeep(raw.payload, untag) as StoredEvent['payload'];
   const createdAt = new Date(raw.createdAt);
   if (
     !aggregateTypes.has(raw.aggregateType) ||
