@@ -1,13 +1,10 @@
 // With Redis or MongoDB gone, a mutation answers UNAVAILABLE and leaves nothing half-written;
 // when the server is back, the same mutation succeeds.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument } from './generated/operations.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
-import { faultyProxy, freePort } from './support/net.ts';
+import { faultyProxy } from './support/net.ts';
+import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';
 
@@ -24,37 +21,16 @@ async function eventually<T extends { errors?: { extensions?: { code?: string } 
 }
 
 describeWith('redis', 'when Redis stops', () => {
-  let redis: ChildProcess | undefined;
-  let port: number;
-  let dir: string;
+  let redis: Awaited<ReturnType<typeof ownRedis>>;
   let gw: TestGateway;
 
-  const startRedis = async () => {
-    redis = spawn(inject('redisServerBin'), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
-      const ok = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('redis-server did not start');
-  };
-  const stopRedis = () =>
-    new Promise<void>((resolve) => {
-      if (!redis || redis.exitCode !== null) return resolve();
-      redis.once('exit', () => resolve());
-      redis.kill('SIGKILL');
-    });
-
   beforeAll(async () => {
-    port = await freePort();
-    dir = mkdtempSync(path.join(tmpdir(), 'redis-fault-'));
-    await startRedis();
-    gw = await startGateway({ env: { REDIS_URL: `redis://127.0.0.1:${port}`, CODE_HMAC_KEY: 'fault-key' } });
+    redis = await ownRedis(inject('redisServerBin'));
+    gw = await startGateway({ env: { REDIS_URL: redis.url, CODE_HMAC_KEY: 'fault-key' } });
   });
   afterAll(async () => {
     await gw?.close();
-    await stopRedis();
-    rmSync(dir, { recursive: true, force: true });
+    await redis?.close();
   });
 
   it('addHumanUser and setEmail answer UNAVAILABLE, write nothing, and work once Redis is back', async () => {
@@ -62,7 +38,7 @@ describeWith('redis', 'when Redis stops', () => {
     const existingId = existing.data!.addHumanUser.userId;
     const before = (await gw.gateway.deps.store.load<User>('user', existingId))!;
 
-    await stopRedis();
+    await redis.down();
     const created = await gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com' } } });
     expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
     expect(created.status).toBe(503);
@@ -80,7 +56,7 @@ describeWith('redis', 'when Redis stops', () => {
     const profileChange = await gw.send(UpdateHumanProfileDocument, { input: { userId: existingId, firstName: 'Still', lastName: 'Working' } });
     expect(profileChange.errors).toBeUndefined();
 
-    await startRedis();
+    await redis.up();
     const retried = await eventually(() =>
       gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com', returnCode: true } } }),
     );

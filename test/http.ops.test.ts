@@ -3,7 +3,8 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, SetEmailDocument, UserDocument } from './generated/operations.ts';
-import { ownRedis, spawnGateway } from './support/child-gateway.ts';
+import { spawnGateway } from './support/child-gateway.ts';
+import { ownRedis } from './support/own-redis.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { faultyProxy } from './support/net.ts';
 import { describeWith } from './support/servers.ts';

@@ -5,7 +5,8 @@ import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { ownRedis, spawnGateway, type ChildGateway } from './support/child-gateway.ts';
+import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
+import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 
 const PER_CALLER = 8;

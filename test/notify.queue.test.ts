@@ -2,15 +2,12 @@
 // on the in-process queue and on a Redis stream (real Redis):
 // SMTP down then up, a job that always fails, a worker that dies mid-job,
 // Redis killed and restarted with AOF, and no clear code left in Redis.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, VerifyEmailDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
-import { freePort } from './support/net.ts';
+import { ownRedis } from './support/own-redis.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
 import { codeIn, startSmtp, until, type SmtpCatcher } from './support/smtp.ts';
@@ -208,46 +205,20 @@ describeWith('redis', 'Redis stream queue', (url) => {
 });
 
 describeWith('redis', 'Redis killed and restarted with AOF while jobs are queued', () => {
-  let redis: ChildProcess | undefined;
-  let port: number;
-  let dir: string;
+  let redis: Awaited<ReturnType<typeof ownRedis>>;
   let smtp: SmtpCatcher;
   let gw: TestGateway;
-  const url = () => `redis://127.0.0.1:${port}`;
-
-  const startRedis = async () => {
-    redis = spawn(
-      inject('redisServerBin'),
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
-      { stdio: 'ignore' },
-    );
-    for (let i = 0; i < 200; i++) {
-      const up = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
-      if (up) return;
-      await sleep(50);
-    }
-    throw new Error('redis-server did not start');
-  };
-  const killRedis = () =>
-    new Promise<void>((resolve) => {
-      if (!redis || redis.exitCode !== null) return resolve();
-      redis.once('exit', () => resolve());
-      redis.kill('SIGKILL');
-    });
 
   beforeAll(async () => {
-    port = await freePort();
-    dir = mkdtempSync(path.join(tmpdir(), 'redis-aof-'));
-    await startRedis();
+    redis = await ownRedis(inject('redisServerBin'), { persistence: 'aof' });
     smtp = await startSmtp();
     // No worker in the gateway: the jobs stay queued until the test starts one.
-    gw = await startGateway({ env: { REDIS_URL: url(), CODE_HMAC_KEY: 'aof-key', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), RUN_WORKER: 'false' } });
+    gw = await startGateway({ env: { REDIS_URL: redis.url, CODE_HMAC_KEY: 'aof-key', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), RUN_WORKER: 'false' } });
   });
   afterAll(async () => {
     await gw?.close();
     await smtp?.stop();
-    await killRedis();
-    rmSync(dir, { recursive: true, force: true });
+    await redis?.close();
   });
 
   it('loses no job: all are delivered after the restart and their codes verify; nothing of them stays in Redis', async () => {
@@ -266,8 +237,8 @@ describeWith('redis', 'Redis killed and restarted with AOF while jobs are queued
     await failing.close();
     expect(await queue.depth()).toEqual({ queued: 4, pending: 0, delayed: 1, deadLettered: 0 });
 
-    await killRedis();
-    await startRedis();
+    await redis.down();
+    await redis.up();
 
     const worker = gw.gateway.delivery!.startWorker({ pollMs: 200 });
     for (const u of users) await smtp.waitFor((m) => m.to.includes(u.email), 20_000);
@@ -286,7 +257,7 @@ describeWith('redis', 'Redis killed and restarted with AOF while jobs are queued
       expect(verify.errors, verify.text).toBeUndefined();
     }
     expect(await queue.depth()).toEqual({ queued: 0, pending: 0, delayed: 0, deadLettered: 0 });
-    const all = await everythingInRedis(url());
+    const all = await everythingInRedis(redis.url);
     for (const code of codes) expect(holdsCode(all, code)).toBe(false);
   });
 });

@@ -1,13 +1,11 @@
 // Real processes for the HTTP edge tests: the gateway as `node --import tsx src/main.ts`
-// (exactly what `npm start` and the Docker image run) and a redis-server of the test's
-// own that it can stop and start again. Loopback only, free ports, temp folders.
+// (exactly what `npm start` and the Docker image run). Loopback only, free ports, temp folders.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './net.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -113,39 +111,6 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       if (code === 'timeout') child.kill('SIGKILL');
       if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
       return code;
-    },
-  };
-}
-
-/** A redis-server on a free port that the test can stop (SIGKILL) and start again on the same port. */
-export async function ownRedis(bin: string) {
-  if (!bin) throw new Error('redis-server not found: these tests stop and restart a Redis of their own (install the Debian package redis-server)');
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'redis-own-'));
-  let proc: ChildProcess | undefined;
-  const up = async () => {
-    proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
-      const ok = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
-      if (ok) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('redis-server did not start');
-  };
-  const down = () =>
-    new Promise<void>((resolve) => {
-      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return resolve();
-      proc.once('exit', () => resolve());
-      proc.kill('SIGKILL');
-    });
-  await up();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    up,
-    down,
-    async close() {
-      await down();
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
