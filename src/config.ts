@@ -32,6 +32,8 @@ export interface Config {
   /** Instance domain used for organization domains (name.domain). */
   instanceDomain: string;
   production: boolean;
+  /** 0..1023, distinct per gateway process, for generated ids; random when unset. */
+  nodeId?: number;
   /** GraphiQL on GET /graphql for browsers (GRAPHIQL; default on, off with NODE_ENV=production). */
   graphiql: boolean;
   /** Introspection queries (__schema, __type) answered (INTROSPECTION; default on, off with NODE_ENV=production). */
@@ -113,6 +115,7 @@ export function loadConfig(env: Env = process.env): Config {
     bcryptCost: int(env.BCRYPT_COST, 10),
     instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
     production,
+    nodeId: env.GATEWAY_NODE_ID ? int(env.GATEWAY_NODE_ID, 0) : undefined,
     graphiql: bool(env.GRAPHIQL, !production),
     introspection: bool(env.INTROSPECTION, !production),
     logLevel: env.LOG_LEVEL ?? 'info',

@@ -58,7 +58,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     notifier: options.notifier ?? delivery!,
     rateLimiter: stores.rateLimiter,
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
-    newId: createIdGenerator().next,
+    newId: createIdGenerator({ nodeId: config.nodeId }).next,
     idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
