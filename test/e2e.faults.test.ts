@@ -1,12 +1,13 @@
 // With Redis or MongoDB gone, a mutation answers UNAVAILABLE and leaves nothing half-written;
 // when the server is back, the same mutation succeeds.
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument } from './generated/operations.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { faultyProxy } from './support/net.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';
+import { StoreUnavailableError } from '../src/store/port.ts';
 
 const profile = { firstName: 'Fault', lastName: 'Tolerant' };
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |node_modules|Mongo\w+Error|ECONNREFUSED/);
@@ -101,5 +102,34 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
     const untouched = (await gw.gateway.deps.store.load<User>('user', existingId))!;
     expect(untouched.sequence).toBe(1);
     expect(untouched.state.profile.firstName).toBe('Fault');
+  });
+});
+
+describe('when the store fails after a code was checked', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => gw?.close());
+
+  it('verifyEmail answers UNAVAILABLE, keeps the code, and the same code verifies once the store is back', async () => {
+    const created = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'lost-not@example.com', returnCode: true } } });
+    const { userId, emailCode } = created.data!.addHumanUser;
+    const deps = gw.gateway.deps;
+    const real = deps.store;
+    // The append of the verification event fails the way a MongoDB outage makes it fail.
+    deps.store = { ...real, load: real.load.bind(real), append: async () => { throw new StoreUnavailableError(new Error('cut')); } };
+    let failed;
+    try {
+      failed = await gw.send(VerifyEmailDocument, { input: { userId, verificationCode: emailCode! } });
+    } finally {
+      deps.store = real;
+    }
+    expect(onlyError(failed).extensions?.code).toBe('UNAVAILABLE');
+    expect((await real.load<User>('user', userId))!.state.email.isVerified).toBe(false);
+
+    const retried = await gw.send(VerifyEmailDocument, { input: { userId, verificationCode: emailCode! } });
+    expect(retried.errors, retried.text).toBeUndefined();
+    expect((await real.load<User>('user', userId))!.state.email.isVerified).toBe(true);
   });
 });

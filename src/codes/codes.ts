@@ -21,8 +21,9 @@ export interface CodeServiceOptions {
 export interface CodeService {
   issue(userId: string, channel: CodeChannel, address: string): Promise<string>;
   verify(userId: string, channel: CodeChannel, code: string, currentAddress: string): Promise<VerifyResult>;
-  void(userId: string, channel: CodeChannel): Promise<void>;
-  /** Same as void (the name src/commands uses). */
+  /** Puts back a code that verified when what it confirms could not be written (the store was down). */
+  restore(userId: string, channel: CodeChannel, code: string, address: string): Promise<void>;
+  /** Voids any pending code. */
   clear(userId: string, channel: CodeChannel): Promise<void>;
 }
 
@@ -51,8 +52,8 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
       return result.address === currentAddress ? 'ok' : 'address-changed';
     },
 
-    void(userId, channel) {
-      return store.clear(userId, channel);
+    async restore(userId, channel, code, address) {
+      await store.put(userId, channel, { hash: hash(userId, channel, code.trim().toUpperCase()), address }, ttlSeconds);
     },
 
     clear(userId, channel) {

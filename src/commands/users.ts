@@ -222,15 +222,22 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
   const outcome = await ctx.deps.codes.verify(user.id, channel, input.verificationCode, address);
   if (outcome === 'wrong') throw invalid('input.verificationCode', 'the code is not valid');
   if (outcome !== 'ok') throw failedPrecondition(`No valid ${channel} code is pending for this ${channel}`);
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    return {
-      type: channel === 'email' ? userEvents.emailVerified : userEvents.phoneVerified,
-      payload: {},
-      resourceOwner: current.resourceOwner,
-    };
-  });
-  return detailsOf(snapshot, false);
+  const verified = () =>
+    write<User>(ctx, 'user', user.id, (current) => {
+      if (!current) throw notFound('User');
+      return {
+        type: channel === 'email' ? userEvents.emailVerified : userEvents.phoneVerified,
+        payload: {},
+        resourceOwner: current.resourceOwner,
+      };
+    });
+  try {
+    return detailsOf((await verified()).snapshot, false);
+  } catch (err) {
+    // The code was consumed but nothing was written: put it back so the user can try again.
+    await ctx.deps.codes.restore(user.id, channel, input.verificationCode, address).catch(() => {});
+    throw err;
+  }
 }
 
 export const verifyEmail = (ctx: CommandContext, input: VerifyCodeInput) => verifyChannel(ctx, input, 'email');
