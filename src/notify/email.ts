@@ -3,7 +3,7 @@ import nodemailer from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { renderUrlTemplate } from '../model/url-template.ts';
-import { maskAddress } from './log.ts';
+import { maskAddress } from './mask.ts';
 import type { DeliveryJob } from './port.ts';
 import { PermanentDeliveryError, type Sender } from './worker.ts';
 

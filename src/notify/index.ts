@@ -7,7 +7,7 @@
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { createLoggingEmailSender, createSmtpSender } from './email.ts';
-import { maskAddress } from './log.ts';
+import { maskAddress } from './mask.ts';
 import type { DeliveryJob, EnqueueOptions, Notifier } from './port.ts';
 import { createMemoryQueue, type DeliveryQueue } from './queue.ts';
 import { createRedisQueue } from './redis-queue.ts';

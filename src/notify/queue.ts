@@ -9,7 +9,7 @@
 // claimIdleMs. Delivery is therefore at least once: a worker that dies after
 // sending and before acknowledging makes the job go out twice.
 import type { DeliveryJob, DeliveryKind } from './port.ts';
-import { maskAddress } from './log.ts';
+import { maskAddress } from './mask.ts';
 
 export interface QueuedJob {
   /** The queue entry; a job put back for a retry gets a new one. */

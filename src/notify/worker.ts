@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.ts';
-import { maskAddress } from './log.ts';
+import { maskAddress } from './mask.ts';
 import type { DeliveryJob } from './port.ts';
 import type { DeliveryQueue, QueuedJob } from './queue.ts';
 
