@@ -2,17 +2,15 @@
 // protocol) runs navigator.credentials.create with the options from registerU2F
 // on a page served from localhost, and verifyU2FRegistration accepts the result.
 // Under CI a missing /usr/bin/chromium fails the suite; elsewhere it is skipped loudly.
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AddHumanUserDocument, RegisterU2FDocument, UserU2FTokensDocument, VerifyU2FRegistrationDocument } from './generated/operations.ts';
+import { browserSuite, launchChromium } from './support/browser.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import type { User } from '../src/model/users.ts';
 
-/** Debian's chromium; CHROMIUM_PATH may name another build. */
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const SUITE = 'WebAuthn registration in headless Chromium';
 
 const PAGE = `<!doctype html>
@@ -53,21 +51,6 @@ const PAGE = `<!doctype html>
 </script>
 </body></html>`;
 
-function browserSuite(name: string, fn: () => void) {
-  if (existsSync(CHROMIUM)) return describe(name, fn);
-  const message = `${CHROMIUM} not found: suite "${name}"`;
-  if (process.env.CI) {
-    describe(name, () => {
-      it('needs Chromium', () => {
-        throw new Error(`CI: ${message} (install Debian's chromium package)`);
-      });
-    });
-    return;
-  }
-  console.warn(`\n!!! SKIPPED: ${message}\n`);
-  describe.skip(name, fn);
-}
-
 browserSuite(SUITE, () => {
   let pageServer: Server;
   let origin: string;
@@ -89,10 +72,7 @@ browserSuite(SUITE, () => {
     // WebAuthn needs a secure context: http://localhost is one, http://127.0.0.1 is not an rp id.
     origin = `http://localhost:${(pageServer.address() as AddressInfo).port}`;
     gw = await startGateway({ env: { WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: origin } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
