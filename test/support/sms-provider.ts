@@ -2,6 +2,7 @@
 // POST (headers and JSON body) and answers with the status the test sets.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInbox } from './inbox.ts';
 
 export interface SmsRequest {
   method: string;
@@ -22,28 +23,12 @@ export interface SmsProvider {
 }
 
 export async function startSmsProvider(): Promise<SmsProvider> {
-  const listeners = new Set<() => void>();
+  const inbox = createInbox<SmsRequest>();
   const provider: SmsProvider = {
     url: '',
-    requests: [],
+    requests: inbox.items,
     status: 200,
-    waitFor(match, timeoutMs = 15_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = provider.requests.find(match);
-          if (!found) return false;
-          listeners.delete(check);
-          clearTimeout(timer);
-          resolve(found);
-          return true;
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`no matching SMS within ${timeoutMs} ms; received ${provider.requests.length}`));
-        }, timeoutMs);
-        if (!check()) listeners.add(check);
-      });
-    },
+    waitFor: (match, timeoutMs = 15_000) => inbox.waitFor(match, timeoutMs, (all) => `${all.length} SMS`),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   const server: Server = createServer((req, res) => {
@@ -58,8 +43,7 @@ export async function startSmsProvider(): Promise<SmsProvider> {
       }
       const status = provider.status;
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status < 300 }));
-      provider.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status });
-      for (const l of [...listeners]) l();
+      inbox.add({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, status });
     });
   });
   server.keepAliveTimeout = 1000;

@@ -3,6 +3,7 @@
 // started again on the same port, or told to refuse every recipient.
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { createInbox } from './inbox.ts';
 import { freePort } from './net.ts';
 
 export interface ReceivedMail {
@@ -33,11 +34,11 @@ export interface SmtpCatcher {
 export async function startSmtp(options: { port?: number; listen?: boolean } = {}): Promise<SmtpCatcher> {
   const port = options.port ?? (await freePort());
   let server: SMTPServer | undefined;
-  const listeners = new Set<() => void>();
+  const inbox = createInbox<ReceivedMail>();
 
   const catcher: SmtpCatcher = {
     port,
-    mails: [],
+    mails: inbox.items,
     recipientsTried: [],
     refuseAll: false,
     listen() {
@@ -61,14 +62,13 @@ export async function startSmtp(options: { port?: number; listen?: boolean } = {
             const raw = Buffer.concat(chunks).toString('utf8');
             const parsed = await simpleParser(raw);
             const envelopeFrom = session.envelope.mailFrom;
-            catcher.mails.push({
+            inbox.add({
               from: envelopeFrom ? envelopeFrom.address : '',
               to: session.envelope.rcptTo.map((r) => r.address),
               auth: session.user as ReceivedMail['auth'],
               parsed,
               raw,
             });
-            for (const l of [...listeners]) l();
             callback();
           });
         },
@@ -84,23 +84,8 @@ export async function startSmtp(options: { port?: number; listen?: boolean } = {
       server = undefined;
       return new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
     },
-    waitFor(match, timeoutMs = 15_000) {
-      return new Promise<ReceivedMail>((resolve, reject) => {
-        const check = () => {
-          const found = catcher.mails.find(match);
-          if (!found) return false;
-          listeners.delete(check);
-          clearTimeout(timer);
-          resolve(found);
-          return true;
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`no matching mail within ${timeoutMs} ms; received: ${catcher.mails.map((m) => `${m.to.join(',')}: ${m.parsed.subject}`).join('; ') || 'none'}`));
-        }, timeoutMs);
-        if (!check()) listeners.add(check);
-      });
-    },
+    waitFor: (match, timeoutMs = 15_000) =>
+      inbox.waitFor(match, timeoutMs, (all) => all.map((m) => `${m.to.join(',')}: ${m.parsed.subject}`).join('; ') || 'none'),
     to(address) {
       return catcher.mails.filter((m) => m.to.includes(address));
     },
