@@ -1,16 +1,19 @@
-# Identity GraphQL gateway. Runs the TypeScript sources directly with tsx (a runtime
-# dependency), so there is no build step. Configuration: environment variables (README.md).
-FROM node:20-bookworm-slim AS deps
+# Identity GraphQL gateway, compiled to JavaScript (npm run build) and run by node
+# itself, without a TypeScript loader. Configuration: environment variables (README.md).
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV HOST=0.0.0.0 PORT=4000 NODE_ENV=production DATA_DIR=/data
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json package-lock.json tsconfig.json ./
-COPY src ./src
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist/src ./dist/src
+COPY package.json ./
 # /data keeps the embedded event log (when MONGODB_URL is unset), the local signing
 # key (when JWKS_URL is unset) and the code HMAC and IdP secret keys (when CODE_HMAC_KEY and
 # IDP_SECRET_KEY are unset).
@@ -19,4 +22,4 @@ USER node
 VOLUME ["/data"]
 EXPOSE 4000
 # node itself is the main process, so SIGTERM/SIGINT reach the gateway's shutdown handler.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "dist/src/main.js"]

@@ -11,7 +11,7 @@
 // Options: --smoke, --duration S, --warmup S, --connections N, --only a,b (substrings of
 // "scenario/store"), --cpu-prof (profile the server children, print their hottest frames),
 // --out FILE (default bench/results/latest.json; the smoke run writes nothing unless given).
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +25,8 @@ import { formatSummary, summarize, type ProfileSummary } from './cpuprofile-top.
 import { meLoad, scenarios, type Load, type Scenario, type ServerKind, type Target } from './scenarios.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const childScript = path.join(root, 'bench/server-child.ts');
+// The servers run compiled (npm run build), as in production: no TypeScript loader in the measured process.
+const childScript = path.join(root, 'dist/bench/server-child.js');
 
 // ---------------------------------------------------------------- options
 
@@ -88,7 +89,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function startChild(kind: ServerKind, env: Record<string, string>, nodeArgs: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', childScript, kind], {
+  const proc = spawn(process.execPath, [...nodeArgs, childScript, kind], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -444,6 +445,10 @@ async function main(): Promise<number> {
     ? plans.filter((p) => opts.only.some((o) => (p.store === '-' ? p.scenario.name : `${p.scenario.name}/${p.store}`).includes(o)))
     : plans;
   if (!selected.length) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
+
+  log('building the servers (npm run build)');
+  const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
 
   const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let runnable = selected;

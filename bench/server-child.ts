@@ -1,5 +1,5 @@
 // One server under load, in its own process so the bench can read its RSS:
-//   node --import tsx bench/server-child.ts raw-http|yoga-ping|gateway
+//   node dist/bench/server-child.js raw-http|yoga-ping|gateway   (after npm run build)
 // Prints one JSON line on stdout when it listens ({ url, adminToken?, readyUs }) and stops on
 // SIGTERM/SIGINT with process.exit, so `--cpu-prof` gets to write its profile.
 // On SIGUSR2 it prints a mark line: event-loop delay and memory since the previous mark.
@@ -130,6 +130,6 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   };
   out({ url, adminToken, adminUserId: admin.adminUserId, readyUs: nowUs() });
 } else {
-  process.stderr.write(`usage: node --import tsx bench/server-child.ts raw-http|yoga-ping|gateway (got ${kind})\n`);
+  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|gateway (got ${kind})\n`);
   process.exit(2);
 }

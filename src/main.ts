@@ -3,10 +3,11 @@ import { createLocalTokenSigner } from './auth/tokens.ts';
 import { bootstrap } from './commands/bootstrap.ts';
 import { loadConfig } from './config.ts';
 import { createGateway } from './server.ts';
+import { StoreUnavailableError } from './store/port.ts';
 
 const config = loadConfig();
 const gateway = await createGateway(config);
-const admin = await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+const admin = await bootstrapWhenReachable();
 const { url } = await gateway.listen();
 
 const lines = [
@@ -41,4 +42,17 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       },
     );
   });
+}
+
+/** A MongoDB that is not up yet (containers starting together) delays the start instead of failing it. */
+async function bootstrapWhenReachable() {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      if (attempt === 1 || attempt % 10 === 0) gateway.logger.log('warn', 'store unreachable at start; retrying', { attempt });
+      await new Promise((r) => setTimeout(r, Math.min(attempt, 5) * 1000));
+    }
+  }
 }
