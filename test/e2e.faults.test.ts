@@ -2,8 +2,7 @@
 // when the server is back, the same mutation succeeds.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
-import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
-import { faultyProxy } from './support/net.ts';
+import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';
@@ -68,17 +67,11 @@ describeWith('redis', 'when Redis stops', () => {
 
 describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
   let gw: TestGateway;
-  let proxy: Awaited<ReturnType<typeof faultyProxy>>;
-
+  let proxy: Awaited<ReturnType<typeof startGatewayBehindProxy>>['proxy'];
   beforeAll(async () => {
-    proxy = await faultyProxy(mongoUrl);
-    await proxy.up();
-    gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `faults_${Date.now()}` } });
+    ({ gw, proxy } = await startGatewayBehindProxy(mongoUrl, 'faults'));
   });
-  afterAll(async () => {
-    await gw?.close();
-    await proxy?.down();
-  });
+  afterAll(async () => gw?.close());
 
   it('mutations answer UNAVAILABLE, no user or username claim is left behind, and the same create succeeds later', async () => {
     const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'stay@example.com', isVerified: true } } });

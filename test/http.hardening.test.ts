@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { getIntrospectionQuery, Kind, parse, print, visit, type DefinitionNode, type DocumentNode, type FragmentDefinitionNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generated/operations.ts';
+import { readResponse } from './support/net.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import { armorLimits } from '../src/http/armor.ts';
@@ -55,15 +56,7 @@ function operationDocuments(): { name: string; query: string }[] {
 
 /** POST with full control over the body bytes and headers (no JSON re-encoding). */
 async function postRaw(url: string, body: string, headers: Record<string, string>) {
-  const res = await fetch(url, { method: 'POST', headers, body });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readResponse(await fetch(url, { method: 'POST', headers, body }));
 }
 
 describe('HTTP hardening (embedded stores)', () => {

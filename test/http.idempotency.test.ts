@@ -2,8 +2,7 @@
 // gateway: on the embedded stores (keys in memory) and with Redis (keys in Redis).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, MeDocument } from './generated/operations.ts';
-import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
-import { faultyProxy } from './support/net.ts';
+import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
 
@@ -159,16 +158,11 @@ describeWith('redis', 'idempotency keys in Redis', (redisUrl) => {
 
 describeWith('mongo', 'idempotency across an outage', (mongoUrl) => {
   let gw: TestGateway;
-  let proxy: Awaited<ReturnType<typeof faultyProxy>>;
+  let proxy: Awaited<ReturnType<typeof startGatewayBehindProxy>>['proxy'];
   beforeAll(async () => {
-    proxy = await faultyProxy(mongoUrl);
-    await proxy.up();
-    gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `idem_${Date.now()}` } });
+    ({ gw, proxy } = await startGatewayBehindProxy(mongoUrl, 'idem'));
   });
-  afterAll(async () => {
-    await gw?.close();
-    await proxy?.down();
-  });
+  afterAll(async () => gw?.close());
 
   it('an UNAVAILABLE answer is not kept: the retry with the same key does the work', async () => {
     const key = unique('outage-');

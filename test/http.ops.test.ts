@@ -5,8 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, SetEmailDocument, UserDocument } from './generated/operations.ts';
 import { spawnGateway } from './support/child-gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
-import { startGateway, type TestGateway } from './support/gateway.ts';
-import { faultyProxy } from './support/net.ts';
+import { startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 
 let seq = 0;
@@ -104,16 +103,11 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
 
 describeWith('mongo', 'readiness with MongoDB', (mongoUrl) => {
   let gw: TestGateway;
-  let proxy: Awaited<ReturnType<typeof faultyProxy>>;
+  let proxy: Awaited<ReturnType<typeof startGatewayBehindProxy>>['proxy'];
   beforeAll(async () => {
-    proxy = await faultyProxy(mongoUrl);
-    await proxy.up();
-    gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `ops_${Date.now()}` } });
+    ({ gw, proxy } = await startGatewayBehindProxy(mongoUrl, 'ops'));
   });
-  afterAll(async () => {
-    await gw?.close();
-    await proxy?.down();
-  });
+  afterAll(async () => gw?.close());
 
   it('/ready is 503 within about a second while MongoDB is unreachable, and 200 again after', async () => {
     expect((await getJson(`${base(gw)}/ready`)).body.checks).toEqual({ mongodb: 'ok' });

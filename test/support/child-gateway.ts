@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { readResponse } from './net.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -96,14 +97,7 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
         headers: { 'content-type': 'application/json', authorization: `Bearer ${info.adminToken}`, ...headers },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
-      const text = await res.text();
-      let json: any;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      return { status: res.status, headers: res.headers, json, text };
+      return readResponse(res);
     },
     async stop({ keepData = false } = {}) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

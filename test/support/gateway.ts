@@ -10,6 +10,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Notifier } from '../../src/notify/port.ts';
 import { createGateway, type Gateway } from '../../src/server.ts';
+import { faultyProxy, readResponse } from './net.ts';
 
 export interface StartOptions {
   /** Environment for loadConfig (MONGODB_URL, REDIS_URL, …); DATA_DIR and PORT are set here. */
@@ -58,14 +59,9 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
 
   const post = async (body: string, headers: Record<string, string>): Promise<Response<any>> => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
-    const text = await res.text();
-    let parsed: ExecutionResult = {};
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      /* not JSON: the test reads `text` */
-    }
-    return { status: res.status, headers: res.headers, data: parsed.data as any, errors: parsed.errors as any, text };
+    const answer = await readResponse(res);
+    const parsed: ExecutionResult = answer.json ?? {};
+    return { status: answer.status, headers: answer.headers, data: parsed.data as any, errors: parsed.errors as any, text: answer.text };
   };
 
   return {
@@ -102,4 +98,20 @@ export function onlyError(res: Response<unknown>): ErrorBody {
 export function violatedFields(error: ErrorBody): string[] {
   const details = error.extensions?.details ?? [];
   return details.flatMap((d: any) => (d.fieldViolations ?? []).map((v: any) => v.field)).sort();
+}
+
+/**
+ * A gateway on MongoDB reached through a TCP proxy the test can cut (`proxy.down()`)
+ * and restore (`proxy.up()`); closing the gateway also removes the proxy.
+ */
+export async function startGatewayBehindProxy(mongoUrl: string, dbPrefix: string) {
+  const proxy = await faultyProxy(mongoUrl);
+  await proxy.up();
+  const gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `${dbPrefix}_${Date.now()}` } });
+  const close = gw.close;
+  gw.close = async () => {
+    await close();
+    await proxy.down();
+  };
+  return { gw, proxy };
 }

@@ -1,6 +1,18 @@
 // Network helpers for fault tests: free ports and a TCP proxy that can be cut and restored.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
+/** A response's status, headers, text, and its JSON when the text is JSON (else undefined). */
+export async function readResponse(res: Response): Promise<{ status: number; headers: Headers; text: string; json: any }> {
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined; // not JSON: the test reads `text`
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
