@@ -116,7 +116,10 @@ describe('schema.graphql', () => {
     ]);
   });
 
-  it.skipIf(!existsSync(sharedContract))('keeps its copy of the contract equal to shared/CONTRACT.graphql', () => {
+  // CI always has ../shared beside the clone; elsewhere (a clone on its own) say loudly what is not checked.
+  const haveShared = existsSync(sharedContract) || !!process.env.CI;
+  if (!haveShared) console.warn(`\n!!! SKIPPED: ${sharedContract} not found: the copy in ${contractPath} is not compared with it\n`);
+  it.skipIf(!haveShared)('keeps its copy of the contract equal to shared/CONTRACT.graphql', () => {
     expect(readFileSync(contractPath, 'utf8')).toBe(readFileSync(sharedContract, 'utf8'));
   });
 });
