@@ -1,6 +1,6 @@
 # Identity GraphQL gateway, compiled to JavaScript (npm run build) and run by node
 # itself, without a TypeScript loader. Configuration: environment variables (README.md).
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
 ENV HOST=0.0.0.0 PORT=4000 NODE_ENV=production DATA_DIR=/data
 COPY --from=build /app/node_modules ./node_modules

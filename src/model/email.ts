@@ -1,5 +1,6 @@
 // Pragmatic address form check (DESIGN.md section 8): local@domain, the domain a
 // valid host name. Nothing is lower-cased; this only answers yes or no.
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
@@ -15,19 +16,22 @@ const IDN_CHARS = /^[A-Za-z0-9.\-\p{L}\p{M}\p{N}]+$/u;
 
 export function isValidHostName(domain: string): boolean {
   if (!IDN_CHARS.test(domain)) return false;
-  let ascii = domain;
-  if (/[^\x00-\x7f]/.test(domain) || /(^|\.)xn--/i.test(domain)) {
-    try {
-      ascii = new URL(`http://${domain}`).hostname;
-    } catch {
-      return false;
-    }
-  }
-  if (ascii.length > 253) return false;
+  const ascii = /[^\x00-\x7f]/.test(domain) ? domainToASCII(domain) : domain;
+  if (ascii === '' || ascii.length > 253) return false;
   const labels = ascii.split('.');
   if (labels.length < 2) return false;
-  if (!labels.every((l) => LABEL.test(l))) return false;
+  if (!labels.every((l) => LABEL.test(l) && validPunycode(l))) return false;
   return !/^[0-9]+$/.test(labels[labels.length - 1] ?? '');
+}
+
+/**
+ * An xn-- label must decode to Unicode that encodes back to it. (Node 24's URL
+ * parser no longer refuses a label like xn--zz; it leaves it as it is.)
+ */
+function validPunycode(label: string): boolean {
+  if (!/^xn--/i.test(label)) return true;
+  const unicode = domainToUnicode(label);
+  return unicode !== '' && unicode.toLowerCase() !== label.toLowerCase() && domainToASCII(unicode) === label.toLowerCase();
 }
 
 export function isValidEmail(s: string): boolean {

@@ -5,6 +5,8 @@ import type { TestProject } from 'vitest/node';
 import { cleanup, findFerretBinary, findRedisBinary, startServers } from './servers-start.ts';
 
 export default async function setup(project: TestProject) {
+  // CI's log says which runtime ran the tests (package.json brings Node 24 for npm scripts).
+  console.log(`[node] tests run on Node ${process.version} (${process.execPath})`);
   const redisBin = findRedisBinary();
   const { redis, mongo } = await startServers(redisBin, findFerretBinary());
 
