@@ -8,6 +8,7 @@ import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } fro
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { reducers } from './model/reducers.ts';
+import { restrictDataDir } from './data-dir.ts';
 import { createEmbeddedStore } from './store/embedded.ts';
 import type { EventStore } from './store/port.ts';
 import { timed, type Observe } from './http/metrics.ts';
@@ -29,6 +30,8 @@ export interface StoreInstrumentation {
 }
 
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
+  const corrected = await restrictDataDir(config.dataDir);
+  if (corrected.length > 0) logger.log('warn', 'data folder was readable by others: now owner-only', { dataDir: config.dataDir, corrected: corrected.length });
   let store: EventStore = config.mongodbUrl
     ? // imported only when used: the driver costs memory the embedded quick start does not need
       await (await import('./store/mongo.ts')).createMongoStore({ url: config.mongodbUrl, dbName: config.mongodbDb, reducers })

@@ -1,7 +1,8 @@
 // Quick-start key material kept in the data folder (DESIGN.md section 6).
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile, link, unlink, chmod } from 'node:fs/promises';
+import { readFile, writeFile, link, unlink, chmod } from 'node:fs/promises';
 import path from 'node:path';
+import { FILE_MODE, makeDataDir } from '../data-dir.ts';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 export const LOCAL_KEY_ALG = 'ES256';
@@ -25,11 +26,11 @@ async function readOrCreate(file: string, create: () => Promise<string>): Promis
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await makeDataDir(path.dirname(file));
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  await writeFile(tmp, await create(), { mode: 0o600, flag: 'wx' });
+  await writeFile(tmp, await create(), { mode: FILE_MODE, flag: 'wx' });
   try {
-    await chmod(tmp, 0o600);
+    await chmod(tmp, FILE_MODE);
     await link(tmp, file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -2,7 +2,8 @@
 // memory at start. One line per event, its claims inside it, so an event and
 // its claims are on disk together or not at all. Appends resolve after fsync;
 // appends arriving while a sync is in flight share the next one (group commit).
-import { mkdir, open, readFile, truncate, type FileHandle } from 'node:fs/promises';
+import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
+import { FILE_MODE, makeDataDir } from '../data-dir.ts';
 import { join } from 'node:path';
 import {
   ConcurrencyError,
@@ -129,7 +130,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
   }
 
   // Replay. Text after the last newline is a write torn by a crash: drop it.
-  await mkdir(dataDir, { recursive: true });
+  await makeDataDir(dataDir);
   let content: Buffer;
   try {
     content = await readFile(path);
@@ -155,7 +156,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     }
   });
 
-  const file: FileHandle = await open(path, 'a');
+  const file: FileHandle = await open(path, 'a', FILE_MODE);
   if (content.length === 0) {
     // Make a new file's directory entry durable too (not possible on every platform).
     await open(dataDir, 'r')
