@@ -53,7 +53,7 @@ const keptOrNewSecret = text(IDP_TEXT_MAX)
 
 export const idpInputRules = {
   addOIDCIdentityProvider: z.object({
-    name: text(IDP_TEXT_MAX, { required: true }),
+    name: text(IDP_TEXT_MAX, { required: true, name: true }),
     ...oidcFields,
     clientSecret: text(IDP_TEXT_MAX, { required: true }),
   }),

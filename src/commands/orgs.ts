@@ -9,7 +9,7 @@ import { text } from './rules.ts';
 import { write } from './runner.ts';
 
 export const orgInputRules = {
-  addOrganization: z.object({ name: text(200, { required: true }) }),
+  addOrganization: z.object({ name: text(200, { required: true, name: true }) }),
   addOrgMember: z.object({
     userId: text(200, { required: true }),
     roles: z.array(z.string().refine(isOrgRole, { message: 'is not an organization role' })).min(1, { message: 'give at least one role' }),

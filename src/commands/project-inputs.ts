@@ -23,12 +23,12 @@ const httpUrl = text(MAX_METADATA_URL_LENGTH, { required: true }).superRefine((s
 
 export function projectInputRules(config: Config) {
   return {
-    addProject: z.object({ name: text(200, { required: true }) }),
+    addProject: z.object({ name: text(200, { required: true, name: true }) }),
 
     addSAMLApp: z
       .object({
         projectId: text(200, { required: true }),
-        name: text(200, { required: true }),
+        name: text(200, { required: true, name: true }),
         metadataXml: base64Bytes(config.samlMetadata.maxBytes).nullish(),
         metadataUrl: httpUrl.nullish(),
       })

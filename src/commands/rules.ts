@@ -8,22 +8,36 @@ const codePointLength = (s: string) => {
 };
 const blank = (s: string) => s.trim().length === 0;
 
-/** A string of at most `max` code points; `required` also rejects blank values. */
-export function text(max: number, { required = false } = {}) {
-  let schema = z.string().refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` });
+/**
+ * C0 and C1 controls and DEL, line and paragraph separators, and the bidi
+ * embedding, override and isolate controls (text that displays as another).
+ */
+const CONTROL = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
+
+interface TextOptions {
+  /** Rejects blank values. */
+  required?: boolean;
+  /** A name shown to people (names, usernames): no control characters. */
+  name?: boolean;
+}
+
+/**
+ * A string of at most `max` code points, always well-formed Unicode: a lone
+ * surrogate cannot be stored faithfully (MongoDB hands it back as U+FFFD).
+ */
+export function text(max: number, { required = false, name = false }: TextOptions = {}) {
+  let schema = z
+    .string()
+    .refine((s) => s.isWellFormed(), { message: 'must be well-formed Unicode (it holds a lone surrogate)', abort: true })
+    .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` });
   if (required) schema = schema.refine((s) => !blank(s), { message: 'must not be empty' });
+  // A blank value is already 'must not be empty' (or allowed): one violation per field.
+  if (name) schema = schema.refine((s) => blank(s) || !CONTROL.test(s), { message: 'must not contain control characters' });
   return schema;
 }
 
 /** Optional text: absent or null is fine; given, it follows text(). */
-export const optionalText = (max: number, opts?: { required?: boolean }) => text(max, opts).nullish();
-
-/** At least `min` and at most `max` code points. */
-export const sized = (min: number, max: number) =>
-  z.string().refine((s) => {
-    const n = codePointLength(s);
-    return n >= min && n <= max;
-  }, { message: `must be ${min} to ${max} characters` });
+export const optionalText = (max: number, opts?: TextOptions) => text(max, opts).nullish();
 
 /** Standard base64 decoding to 1..max bytes. */
 export function base64Bytes(max: number) {

@@ -80,7 +80,7 @@ export function u2fInputRules(config: Config) {
           });
         }
       }),
-      tokenName: text(200, { required: true }),
+      tokenName: text(200, { required: true, name: true }),
     }),
   };
 }

@@ -8,7 +8,7 @@ import { normalizePhone } from '../model/phone.ts';
 import { parseUrlTemplate } from '../model/url-template.ts';
 import { base64Bytes, countGiven, gender, optionalText, text } from './rules.ts';
 
-const id = text(200, { required: true });
+const id = text(200, { required: true, name: true });
 
 /**
  * At most this many metadata entries and idpLinks in one addHumanUser. SPEC.md bounds each
@@ -19,10 +19,10 @@ export const MAX_METADATA_ENTRIES = 20;
 export const MAX_IDP_LINKS = 20;
 
 const profileFields = {
-  firstName: text(200, { required: true }),
-  lastName: text(200, { required: true }),
-  nickName: optionalText(200),
-  displayName: optionalText(200),
+  firstName: text(200, { required: true, name: true }),
+  lastName: text(200, { required: true, name: true }),
+  nickName: optionalText(200, { name: true }),
+  displayName: optionalText(200, { name: true }),
   preferredLanguage: optionalText(10),
   gender: gender.nullish(),
 };
@@ -63,14 +63,18 @@ export function userInputRules(config: Config) {
   const profile = z.object(profileFields);
 
   return {
-    updateMyProfile: z.object({ ...profileFields, displayName: text(200, { required: true }), nickName: optionalText(200, { required: true }) }),
+    updateMyProfile: z.object({
+      ...profileFields,
+      displayName: text(200, { required: true, name: true }),
+      nickName: optionalText(200, { required: true, name: true }),
+    }),
 
-    updateHumanProfile: z.object({ userId: id, ...profileFields, displayName: optionalText(200, { required: true }) }),
+    updateHumanProfile: z.object({ userId: id, ...profileFields, displayName: optionalText(200, { required: true, name: true }) }),
 
     addHumanUser: z
       .object({
         userId: id.nullish(),
-        username: optionalText(200, { required: true }),
+        username: optionalText(200, { required: true, name: true }),
         organisation: z.object({ orgId: id.nullish(), orgDomain: optionalText(200, { required: true }) }).nullish(),
         profile,
         email: z.object({ email, ...emailVerification }).superRefine(oneVerificationChoice),
@@ -106,7 +110,7 @@ export function userInputRules(config: Config) {
           })
           .nullish(),
         idpLinks: z
-          .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true }) }))
+          .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true, name: true }) }))
           .max(MAX_IDP_LINKS, { message: `give at most ${MAX_IDP_LINKS} idpLinks` })
           .nullish(),
       })
