@@ -12,6 +12,7 @@ import type { Logger } from '../log.ts';
 import type { Stores } from '../stores.ts';
 import { useArmor } from './armor.ts';
 import { maxRequestBodyBytes } from './body-limit.ts';
+import { useJsonRequests } from './content-type.ts';
 import { corsOptions } from './cors.ts';
 import { createEdge, type Edge } from './edge.ts';
 import type { ReadinessCheck } from './health.ts';
@@ -61,6 +62,8 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     // Every request is application/json (preflighted by browsers) or carries x-graphql-yoga-csrf;
     // a form or text/plain POST and a plain GET from another site are refused (403).
     useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }),
+    // Then the one body format: application/graphql and other preflighted types get 415.
+    useJsonRequests(),
     useArmor({ blockFieldSuggestions: !config.introspection }),
     useEdge({
       tokens,
