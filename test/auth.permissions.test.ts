@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.ts';
 import {
+  covers,
   hasPermission,
   isOrgRole,
   orgRoles,
@@ -80,5 +81,23 @@ describe('hasPermission', () => {
     }
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('PERMISSION_DENIED');
+  });
+});
+
+describe('covers: no escalation through another account', () => {
+  const inOrg = (...orgRoles: string[]) => ({ instanceRoles: [], orgRoles });
+  const instance = (...instanceRoles: string[]) => ({ instanceRoles, orgRoles: [] });
+  it.each([
+    ['IAM_OWNER', instance('IAM_OWNER'), instance('IAM_OWNER'), true],
+    ['an org owner over IAM_OWNER', inOrg('ORG_OWNER'), instance('IAM_OWNER'), false],
+    ['IAM_OWNER over an org owner', instance('IAM_OWNER'), inOrg('ORG_OWNER'), true],
+    ['a user manager over an owner', inOrg('ORG_USER_MANAGER'), inOrg('ORG_OWNER'), false],
+    ['a user manager over a user manager', inOrg('ORG_USER_MANAGER'), inOrg('ORG_USER_MANAGER'), true],
+    ['a user manager over a settings manager', inOrg('ORG_USER_MANAGER'), inOrg('ORG_SETTINGS_MANAGER'), false],
+    ['an owner over several managers', inOrg('ORG_OWNER'), inOrg('ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR', 'ORG_USER_MANAGER'), true],
+    ['anyone over a user without roles', inOrg(), inOrg(), true],
+    ['an org role does not count as an instance role', inOrg('ORG_OWNER', 'IAM_OWNER'), instance('IAM_OWNER'), false],
+  ])('%s', (_label, caller, target, expected) => {
+    expect(covers(caller, target)).toBe(expected);
   });
 });

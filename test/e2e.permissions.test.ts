@@ -7,6 +7,7 @@ import {
   AddOrgMemberDocument,
   AddOrganizationDocument,
   MeDocument,
+  RegisterU2FDocument,
   SetEmailDocument,
   SetHumanPasswordDocument,
   UpdateHumanPhoneDocument,
@@ -708,6 +709,80 @@ describe('permissions end to end on the embedded stores', () => {
       expect(res.text).not.toMatch(/\bat .*\.ts:\d+/);
       expect(err.extensions).not.toHaveProperty('stacktrace');
       expect(err.extensions).not.toHaveProperty('originalError');
+    });
+  });
+
+  describe('7. no escalation through another account (DESIGN.md section 6)', () => {
+    /** The operations that change another user, aimed at `userId`, each with an input every rule accepts. */
+    const changes = (userId: string, orgId?: string): [string, (token: string) => Promise<Response<any>>][] => [
+      ['setHumanPassword', (token) => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Takeover-1!', noChangeRequired: true } }, { token, orgId })],
+      ['setEmail', (token) => gw.send(SetEmailDocument, { input: { userId, email: `${unique('mallory')}@example.com`, isVerified: true } }, { token })],
+      ['updateHumanPhone', (token) => gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41 79 666 66 66', isPhoneVerified: true } }, { token, orgId })],
+      ['updateHumanProfile', (token) => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Mallory', lastName: unique('Evil') } }, { token, orgId })],
+      ['registerU2F', (token) => gw.send(RegisterU2FDocument, { input: { userId } }, { token })],
+    ];
+    const managerOf = async (orgId: string, roles = ['ORG_USER_MANAGER']) => {
+      const m = await addUser(orgId === gw.defaultOrgId ? undefined : orgId);
+      await grant(orgId, m.userId, roles);
+      return { ...m, token: await gw.tokenFor(m.userId) };
+    };
+
+    async function denied(target: string, token: string, label: string) {
+      const before = await stored(target);
+      for (const [name, run] of changes(target)) expectError(await run(token), 'PERMISSION_DENIED', `${label}: ${name}`);
+      const after = await stored(target);
+      expect(after.sequence, `${label}: nothing written`).toBe(before.sequence);
+      expect(after.state).toEqual(before.state);
+    }
+    /** user.credential.write (registerU2F) belongs to owners, not to user managers. */
+    async function allowed(target: string, token: string, label: string, { credentials = true, orgId = undefined as string | undefined } = {}) {
+      for (const [name, run] of changes(target, orgId)) {
+        if (name === 'registerU2F' && !credentials) continue;
+        expectOk(await run(token), `${label}: ${name}`);
+      }
+      expect((await stored(target)).state.passwordHash, label).not.toBeNull();
+    }
+
+    it('an ORG_USER_MANAGER of the default organization cannot take over the IAM_OWNER: PERMISSION_DENIED, nothing written', async () => {
+      const manager = await managerOf(gw.defaultOrgId);
+      await denied(gw.adminId, manager.token, 'user manager on IAM_OWNER');
+    });
+
+    it('nor an ORG_OWNER of the same organization, nor a user who is ORG_OWNER of another organization', async () => {
+      const orgA = await addOrg();
+      const orgB = await addOrg();
+      const manager = await managerOf(orgA);
+      const owner = await managerOf(orgA, ['ORG_OWNER']);
+      await denied(owner.userId, manager.token, 'user manager on ORG_OWNER of its org');
+      // a user of A who owns B: A's manager (and A's owner) hold nothing in B
+      const ownerOfB = await addUser(orgA);
+      await grant(orgB, ownerOfB.userId, ['ORG_OWNER']);
+      await denied(ownerOfB.userId, manager.token, 'user manager of A on owner of B');
+      await denied(ownerOfB.userId, owner.token, 'owner of A on owner of B');
+      // and nobody but an IAM_OWNER may change the IAM_OWNER, not even the owner of its organization
+      await denied(gw.adminId, (await managerOf(gw.defaultOrgId, ['ORG_OWNER'])).token, 'ORG_OWNER on IAM_OWNER');
+    });
+
+    it('a user manager still manages ordinary users and other user managers; an owner manages managers; the IAM_OWNER everyone', async () => {
+      const orgA = await addOrg();
+      const manager = await managerOf(orgA);
+      const owner = await managerOf(orgA, ['ORG_OWNER']);
+      await allowed((await addUser(orgA)).userId, manager.token, 'user manager on a plain user', { credentials: false });
+      await allowed((await managerOf(orgA)).userId, manager.token, 'user manager on a user manager', { credentials: false });
+      await allowed((await managerOf(orgA, ['ORG_SETTINGS_MANAGER', 'ORG_USER_MANAGER'])).userId, owner.token, 'owner on a settings manager');
+      await allowed(owner.userId, gw.adminToken, 'IAM_OWNER on an owner', { orgId: orgA });
+      // a user can still change itself whatever it holds
+      expectOk(await gw.send(SetEmailDocument, { input: { userId: owner.userId, email: `${unique('self')}@example.com`, returnCode: true } }, { token: owner.token }), 'self');
+    });
+
+    it('granting a role is recorded on the user before the grant, and a grant that changes nothing writes nothing', async () => {
+      const orgA = await addOrg();
+      const someone = await addUser(orgA);
+      await grant(orgA, someone.userId, ['ORG_USER_MANAGER']);
+      expect((await stored(someone.userId)).state.memberOf).toEqual([orgA]);
+      const before = { user: await userSeq(someone.userId), org: await orgSeq(orgA) };
+      expectError(await gw.send(AddOrgMemberDocument, { input: { userId: someone.userId, roles: ['ORG_USER_MANAGER'] } }, { orgId: orgA }), 'FAILED_PRECONDITION');
+      expect({ user: await userSeq(someone.userId), org: await orgSeq(orgA) }).toEqual(before);
     });
   });
 });

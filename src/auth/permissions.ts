@@ -62,3 +62,15 @@ export function hasPermission(grants: Grants, permission: Permission): boolean {
 export function requirePermission(grants: Grants, permission: Permission, message?: string): void {
   if (!hasPermission(grants, permission)) throw permissionDenied(message);
 }
+
+/**
+ * No escalation through another account (DESIGN.md section 6): the caller may
+ * change a user only while it holds, in that scope, every permission the user's
+ * roles there grant. `caller` and `target` are the grants in one scope: the
+ * instance (orgRoles empty) or one organization.
+ */
+export function covers(caller: Grants, target: Grants): boolean {
+  const held = new Set([...permissionsOf(caller.instanceRoles.filter(isInstanceRole)), ...permissionsOf(caller.orgRoles.filter(isOrgRole))]);
+  const needed = [...permissionsOf(target.instanceRoles.filter(isInstanceRole)), ...permissionsOf(target.orgRoles.filter(isOrgRole))];
+  return needed.every((p) => held.has(p));
+}

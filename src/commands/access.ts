@@ -1,5 +1,5 @@
 // Who may do what, where (DESIGN.md section 6).
-import { hasPermission, type Permission } from '../auth/permissions.ts';
+import { covers, hasPermission, type Grants, type Permission } from '../auth/permissions.ts';
 import { notFound, permissionDenied, unauthenticated } from '../errors.ts';
 import { INSTANCE_ID, rolesOf, type Instance, type Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
@@ -77,6 +77,30 @@ export async function userInOrg(ctx: CommandContext, org: Snapshot<Org>, userId:
 }
 
 /**
+ * No escalation through another account: changing another user needs every
+ * permission that user holds, for the instance and in each organization where
+ * it holds roles (an ORG_USER_MANAGER cannot take over an IAM_OWNER or an
+ * ORG_OWNER by setting their password, email or phone). PERMISSION_DENIED.
+ */
+export async function requireMayChange(ctx: CommandContext, caller: Caller, target: Snapshot<User>): Promise<void> {
+  if (target.id === caller.id) return;
+  const orgIds = target.state.memberOf ?? [];
+  const [instance, orgs] = await Promise.all([
+    ctx.deps.store.load<Instance>('instance', INSTANCE_ID),
+    orgIds.length > 0 ? ctx.deps.store.loadMany<Org>('org', orgIds) : new Map<string, Snapshot<Org>>(),
+  ]);
+  const callerInstance = instance ? rolesOf(instance.state, caller.id) : [];
+  const scopes: [Grants, Grants][] = [
+    [{ instanceRoles: callerInstance, orgRoles: [] }, { instanceRoles: instance ? rolesOf(instance.state, target.id) : [], orgRoles: [] }],
+    ...[...orgs.values()].map((org): [Grants, Grants] => [
+      { instanceRoles: callerInstance, orgRoles: rolesOf(org.state, caller.id) },
+      { instanceRoles: [], orgRoles: rolesOf(org.state, target.id) },
+    ]),
+  ];
+  if (!scopes.every(([mine, theirs]) => covers(mine, theirs))) throw permissionDenied('The user holds roles you do not hold');
+}
+
+/**
  * For operations that find the user anywhere (setEmail, verify*, U2F): the user
  * itself, or the permission in the user's own organization.
  */
@@ -91,5 +115,6 @@ export async function userForSelfOrPermission(
   if (userId === caller.id) return { user, self: true };
   const org = await ctx.deps.store.load<Org>('org', user.resourceOwner);
   if (!org || !(await can(ctx, caller, org, permission))) throw permissionDenied();
+  await requireMayChange(ctx, caller, user);
   return { user, self: false };
 }

@@ -2,6 +2,8 @@
 import { isOrgRole } from '../auth/permissions.ts';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
 import { orgEvents, rolesOf, type Org } from '../model/orgs.ts';
+import { userEvents, type User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
 import { z } from 'zod';
 import { actingOrg, authenticate, requireIn, requireInstance } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
@@ -49,13 +51,29 @@ export async function addOrganization(ctx: CommandContext, input: z.infer<typeof
   return { orgId, details: detailsOf(snapshot, true) };
 }
 
+/**
+ * Notes on the user, before the grant, that it holds roles in the organization:
+ * the escalation check (access.ts requireMayChange) finds its roles from there.
+ */
+async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId: string): Promise<void> {
+  if (user.state.memberOf?.includes(orgId)) return;
+  await write<User>(ctx, 'user', user.id, (current) => {
+    if (!current) throw notFound('User');
+    return { type: userEvents.memberOfRecorded, payload: { orgId }, resourceOwner: current.resourceOwner };
+  });
+}
+
 export async function addOrgMember(ctx: CommandContext, input: z.infer<typeof orgInputRules.addOrgMember>): Promise<Details> {
   const caller = await authenticate(ctx);
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'org.member.write');
-  if (!(await ctx.deps.store.load('user', input.userId))) throw notFound('User');
+  const user = await ctx.deps.store.load<User>('user', input.userId);
+  if (!user) throw notFound('User');
   const roles = [...new Set(input.roles)].sort();
   if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
+  const held = rolesOf(org.state, input.userId);
+  if (roles.every((r) => held.includes(r))) throw failedPrecondition('The user already holds these roles');
+  await recordMembership(ctx, user, org.id);
   const { snapshot } = await write<Org>(ctx, 'org', org.id, (current) => {
     if (!current) throw notFound('Organization');
     const held = rolesOf(current.state, input.userId);

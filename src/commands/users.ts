@@ -4,7 +4,7 @@ import { normalizePhone } from '../model/phone.ts';
 import { sameProfile, userEvents, type Profile, type User } from '../model/users.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, requireIn, userForSelfOrPermission, userInOrg, type Caller } from './access.ts';
+import { actingOrg, authenticate, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, type Caller } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
 import { write } from './runner.ts';
 import type {
@@ -50,7 +50,9 @@ async function orgScopedUser(ctx: CommandContext, userId: string) {
   const caller = await authenticate(ctx);
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'user.write');
-  return { caller, org, user: await userInOrg(ctx, org, userId) };
+  const user = await userInOrg(ctx, org, userId);
+  await requireMayChange(ctx, caller, user);
+  return { caller, org, user };
 }
 
 export async function updateHumanProfile(ctx: CommandContext, input: UpdateProfileInput): Promise<Details> {

@@ -48,6 +48,11 @@ export interface User {
   metadata: { key: string; value: string }[];
   idpLinks: IdpLink[];
   u2fTokens: U2FToken[];
+  /**
+   * Organizations where the user was granted roles (the roles themselves live in
+   * the organization). Recorded before the grant, so it never misses one.
+   */
+  memberOf?: string[];
 }
 
 export const userEvents = {
@@ -60,6 +65,7 @@ export const userEvents = {
   passwordChanged: 'user.password.changed',
   u2fAdded: 'user.u2f.added',
   u2fVerified: 'user.u2f.verified',
+  memberOfRecorded: 'user.member-of.recorded',
 } as const;
 
 export function sameProfile(a: Profile, b: Profile): boolean {
@@ -102,6 +108,8 @@ export function reduceUser(state: User | undefined, event: StoredEvent): User {
       return { ...state, u2fTokens: [...state.u2fTokens.filter((t) => !expiredPending(t, event.createdAt)), pendingU2F(p)] };
     case userEvents.u2fVerified:
       return { ...state, u2fTokens: state.u2fTokens.map((t) => (t.id === p.id ? readyU2F(t, p) : t)) };
+    case userEvents.memberOfRecorded:
+      return { ...state, memberOf: [...new Set([...(state.memberOf ?? []), p.orgId as string])] };
     default:
       return state;
   }
