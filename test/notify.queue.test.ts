@@ -17,6 +17,7 @@ import { createSmtpSender } from '../src/notify/email.ts';
 import type { DeliveryJob } from '../src/notify/port.ts';
 import { createMemoryQueue, type DeliveryQueue } from '../src/notify/queue.ts';
 import { createRedisQueue } from '../src/notify/redis-queue.ts';
+import { createCodeSeal } from '../src/notify/seal.ts';
 import { backoffDelay, createDeliveryMetrics, startWorker, type DeliveryWorker } from '../src/notify/worker.ts';
 
 let seq = 0;
@@ -25,6 +26,7 @@ const profile = { firstName: 'Queue', lastName: 'Tester' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Clear codes of the jobs these tests make themselves: letters and digits, never part of an id. */
 const testCode = () => `Q${Math.random().toString(36).slice(2, 7).toUpperCase().padEnd(5, 'Z')}`;
+const seal = createCodeSeal('queue-test-key');
 
 function job(to: string, code = testCode()): DeliveryJob {
   return { kind: 'verify-email-on-create', userId: unique('u'), orgId: 'org-1', to, code, urlTemplate: 'https://app.example/v?c={{.Code}}' };
@@ -58,6 +60,7 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       const metrics = createDeliveryMetrics();
       const w: DeliveryWorker = startWorker({
         queue,
+        seal,
         senders: { email: smtpSender(smtp) },
         logger,
         metrics,
@@ -119,7 +122,7 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       const queue = await newQueue(`${unique('dead')}:`);
       const { metrics } = worker(queue, smtp, { maxTries: 3 });
       const doomed = job(`${unique('never')}@example.com`);
-      await queue.enqueue(doomed);
+      await queue.enqueue(seal.seal(doomed));
 
       await until(async () => (await queue.deadLetters()).length === 1, 15_000, 'the dead letter');
       const [letter] = await queue.deadLetters();
@@ -142,7 +145,7 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       const prefix = `${unique('crash')}:`;
       const queue = await newQueue(prefix, 400);
       const jobs = [0, 1, 2].map((i) => job(`${unique(`c${i}-`)}@example.com`));
-      for (const j of jobs) await queue.enqueue(j);
+      for (const j of jobs) await queue.enqueue(seal.seal(j));
 
       let takenTo: string;
       if (kind === 'redis') {
@@ -187,7 +190,7 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       const queue = await newQueue(`${unique('many')}:`);
       const workers = [worker(queue, smtp), worker(queue, smtp), worker(queue, smtp)];
       const jobs = Array.from({ length: 12 }, (_, i) => job(`${unique(`m${i}-`)}@example.com`));
-      await Promise.all(jobs.map((j) => queue.enqueue(j)));
+      await Promise.all(jobs.map((j) => queue.enqueue(seal.seal(j))));
       await until(() => smtp.mails.length >= jobs.length, 15_000, 'all mails');
       await until(() => workers.reduce((n, w) => n + w.metrics.sent, 0) >= jobs.length, 5000, 'the sends to be counted');
       await sleep(300);

@@ -3,7 +3,9 @@
 //   SMS_WEBHOOK_URL set  → SMS through the webhook; else no SMS job is created (SPEC.md rule 3)
 //   REDIS_URL set        → the Redis stream queue, shared by every gateway and `npm run worker`;
 //                          else the in-process queue.
-// The notifier only enqueues; startWorker() delivers (the gateway starts one unless RUN_WORKER=false).
+// The notifier only enqueues, with the code sealed (src/notify/seal.ts); startWorker() opens and
+// delivers (the gateway starts one unless RUN_WORKER=false).
+import { loadOrCreateSecret } from '../auth/local-key.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { createLoggingEmailSender, createSmtpSender } from './email.ts';
@@ -11,6 +13,7 @@ import { maskAddress } from './mask.ts';
 import type { DeliveryJob, EnqueueOptions, Notifier } from './port.ts';
 import { createMemoryQueue, type DeliveryQueue } from './queue.ts';
 import { createRedisQueue } from './redis-queue.ts';
+import { createCodeSeal, type CodeSeal } from './seal.ts';
 import { smsSenderFromConfig } from './sms.ts';
 import { createDeliveryMetrics, startWorker, type DeliveryMetrics, type DeliveryWorker, type Senders, type WorkerOptions } from './worker.ts';
 
@@ -29,12 +32,18 @@ export interface NotifierOptions {
   queue?: DeliveryQueue;
 }
 
+/** The seal of queued codes, keyed from the code HMAC key as src/stores.ts reads it (so every gateway and worker agree). */
+async function codeSealFromConfig(config: Config): Promise<CodeSeal> {
+  return createCodeSeal(config.codeHmacKey ?? (await loadOrCreateSecret(config.dataDir, 'code-hmac.key')));
+}
+
 export async function createNotifier(config: Config, logger: Logger, options: NotifierOptions = {}): Promise<DeliveryNotifier> {
   const senders: Senders = {
     email: options.senders?.email ?? (config.smtp.host ? createSmtpSender(config) : createLoggingEmailSender(logger)),
     sms: options.senders?.sms ?? smsSenderFromConfig(config),
   };
   const { delivery } = config;
+  const seal = await codeSealFromConfig(config);
   const queue =
     options.queue ??
     (config.redisUrl
@@ -61,7 +70,7 @@ export async function createNotifier(config: Config, logger: Logger, options: No
         return;
       }
       try {
-        const jobId = await queue.enqueue(job);
+        const jobId = await queue.enqueue(seal.seal(job));
         metrics.queued++;
         logger.log('info', 'delivery job queued', { ...about, jobId });
       } catch (err) {
@@ -76,6 +85,7 @@ export async function createNotifier(config: Config, logger: Logger, options: No
     startWorker(overrides = {}) {
       const worker = startWorker({
         queue,
+        seal,
         senders,
         logger,
         metrics,

@@ -9,11 +9,14 @@ export interface DeliveryJob {
   orgId: string;
   /** Email address or E.164 phone number. */
   to: string;
-  /** The clear code: lives only inside the job until it is delivered. */
+  /** The clear code: in memory only, from the mutation to the queue's seal and from the worker's open to the send. */
   code: string;
   /** Email only: link template with {{.UserID}}, {{.Code}}, {{.OrgID}}. */
   urlTemplate?: string;
 }
+
+/** A job as queued: the code sealed to the job's other fields (src/notify/seal.ts), never in clear. */
+export type SealedDeliveryJob = Omit<DeliveryJob, 'code'> & { sealedCode: string };
 
 export interface EnqueueOptions {
   /**

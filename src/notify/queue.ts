@@ -1,14 +1,15 @@
 // The delivery queue port (DESIGN.md section 5) and its in-process adapter.
 //
 // A mutation enqueues a job and returns; a worker takes it, sends it, and
-// only then acknowledges it, which deletes the job and with it the clear code.
+// only then acknowledges it, which deletes the job. Queued jobs hold their
+// code sealed (src/notify/seal.ts), never in clear; only the worker opens it.
 // A failed try puts the job back with a not-before time (exponential backoff,
 // decided by the worker); after the last try it goes to the dead letters
 // without its code. A job taken and neither acknowledged nor put back (the
 // worker died) is claimed by another consumer once it has been idle for
 // claimIdleMs. Delivery is therefore at least once: a worker that dies after
 // sending and before acknowledging makes the job go out twice.
-import type { DeliveryJob, DeliveryKind } from './port.ts';
+import type { DeliveryKind, SealedDeliveryJob } from './port.ts';
 import { maskAddress } from './mask.ts';
 
 export interface QueuedJob {
@@ -16,7 +17,7 @@ export interface QueuedJob {
   entryId: string;
   /** Stable id of the job across its retries (the first entry id), for logs. */
   jobId: string;
-  job: DeliveryJob;
+  job: SealedDeliveryJob;
   /** Failed tries so far. */
   attempts: number;
   /** When the job was first queued (ms since the epoch). */
@@ -57,7 +58,7 @@ export interface QueueConsumer {
    * waits up to blockMs. Null when there is none (or the consumer was closed).
    */
   take(blockMs: number): Promise<QueuedJob | null>;
-  /** Delivered: the job (and its clear code) is deleted. */
+  /** Delivered: the job (and its sealed code) is deleted. */
   ack(entry: QueuedJob): Promise<void>;
   /** Failed: the job comes back after delayMs with one more attempt counted. */
   retry(entry: QueuedJob, delayMs: number, error: string): Promise<void>;
@@ -70,7 +71,7 @@ export interface QueueConsumer {
 export interface DeliveryQueue {
   readonly kind: 'redis' | 'memory';
   /** Queues a job; answers its id. */
-  enqueue(job: DeliveryJob): Promise<string>;
+  enqueue(job: SealedDeliveryJob): Promise<string>;
   consumer(name: string): QueueConsumer;
   /** The latest dead letters, newest first. */
   deadLetters(limit?: number): Promise<DeadLetter[]>;

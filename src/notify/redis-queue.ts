@@ -2,6 +2,7 @@
 // workers (in gateways or `npm run worker`) share the jobs.
 //
 //   {delivery}:jobs     stream; field `payload` = JSON {job, jobId, attempts, enqueuedAt, lastError}
+//                       (the job's code is sealed, never in clear: src/notify/seal.ts)
 //   {delivery}:delayed  sorted set of retries: member = payload JSON, score = not-before time (ms)
 //   {delivery}:dead     stream of dead letters (no clear code), capped at about 10000
 //
@@ -10,9 +11,9 @@
 //   stream (one Lua script, so two workers cannot move one twice), claims an
 //   entry another consumer left idle longer than claimIdleMs (XAUTOCLAIM), or
 //   reads a new one (XREADGROUP … BLOCK on the consumer's own connection).
-// - ack: XACK then XDEL in one MULTI: the entry and its clear code are gone.
+// - ack: XACK then XDEL in one MULTI: the entry is gone.
 // - retry: XACK + XDEL + ZADD at Redis TIME + delay (one Lua script); the
-//   waiting job keeps its code in the sorted set until it is sent or dead.
+//   waiting job keeps its sealed code in the sorted set until it is sent or dead.
 // - deadLetter: XACK + XDEL + XADD of the code-less dead letter (one script).
 // retry and deadLetter do nothing when XACK finds the entry already settled
 // by a consumer that claimed it meanwhile.
@@ -23,7 +24,7 @@
 // Redis restart; appendfsync always loses none even on a crash.
 import { ReplyError } from 'ioredis';
 import { failFastRedis } from '../redis.ts';
-import type { DeliveryJob } from './port.ts';
+import type { SealedDeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
 export interface RedisQueueOptions {
@@ -74,7 +75,7 @@ interface Scripts {
 }
 
 interface Payload {
-  job: DeliveryJob;
+  job: SealedDeliveryJob;
   jobId?: string;
   attempts: number;
   enqueuedAt: number;
@@ -91,8 +92,12 @@ function fieldOf(fields: string[], name: string): string | undefined {
 function parseEntry([id, fields]: StreamEntry): QueuedJob | null {
   try {
     const p = JSON.parse(fieldOf(fields, 'payload') ?? '') as Payload;
-    if (!p?.job?.kind || typeof p.job.code !== 'string') return null;
-    return { entryId: id, jobId: p.jobId ?? id, job: p.job, attempts: p.attempts ?? 0, enqueuedAt: p.enqueuedAt ?? Date.now(), lastError: p.lastError };
+    if (!p?.job?.kind || typeof p.job.to !== 'string') return null;
+    // Only the known fields: a clear `code` queued by an older version is not
+    // carried into a retry. A missing or broken seal is the worker's to dead-letter.
+    const { kind, userId, orgId, to, urlTemplate, sealedCode } = p.job;
+    const job: SealedDeliveryJob = { kind, userId, orgId, to, sealedCode, ...(urlTemplate !== undefined && { urlTemplate }) };
+    return { entryId: id, jobId: p.jobId ?? id, job, attempts: p.attempts ?? 0, enqueuedAt: p.enqueuedAt ?? Date.now(), lastError: p.lastError };
   } catch {
     return null;
   }

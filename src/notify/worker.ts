@@ -2,12 +2,15 @@
 // only after a successful send, retries with exponential backoff and
 // dead-letters a job after maxTries. It runs in the gateway process by default
 // and alone with `npm run worker`; any number may share one Redis queue.
+// Jobs are queued with their code sealed; the worker opens it only to send, and
+// a job whose seal does not open is dead-lettered unsent.
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.ts';
 import { maskAddress } from './mask.ts';
 import type { DeliveryJob } from './port.ts';
 import type { DeliveryQueue, QueuedJob } from './queue.ts';
+import type { CodeSeal } from './seal.ts';
 
 /** Sends one job over one channel; throws when it did not go out. */
 export interface Sender {
@@ -43,6 +46,8 @@ export const createDeliveryMetrics = (): DeliveryMetrics => ({ queued: 0, enqueu
 
 export interface WorkerOptions {
   queue: DeliveryQueue;
+  /** Opens the jobs' codes: the same key as the gateways that queue them. */
+  seal: CodeSeal;
   senders: Senders;
   logger: Logger;
   metrics: DeliveryMetrics;
@@ -81,7 +86,7 @@ function redact(text: string, secrets: string[]): string {
 }
 
 export function startWorker(options: WorkerOptions): DeliveryWorker {
-  const { queue, senders, logger, metrics, maxTries, backoffMs, maxBackoffMs, codeTtlMs } = options;
+  const { queue, seal, senders, logger, metrics, maxTries, backoffMs, maxBackoffMs, codeTtlMs } = options;
   const name = options.name ?? workerName();
   const pollMs = options.pollMs ?? 1000;
   const secrets = (options.secrets ?? []).filter((s): s is string => !!s);
@@ -101,10 +106,9 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
     });
 
   async function handle(entry: QueuedJob) {
-    const { job } = entry;
+    const { job: sealed } = entry;
     const tries = entry.attempts + 1;
-    const about = { worker: name, jobId: entry.jobId, kind: job.kind, userId: job.userId, to: maskAddress(job.to), attempt: tries };
-    const clean = (err: unknown) => redact(err instanceof Error ? err.message : String(err), [job.code, ...secrets]);
+    const about = { worker: name, jobId: entry.jobId, kind: sealed.kind, userId: sealed.userId, to: maskAddress(sealed.to), attempt: tries };
 
     const deadLetter = async (error: string) => {
       await consumer.deadLetter(entry, error);
@@ -112,11 +116,19 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
       logger.log('error', 'notification dead-lettered', { ...about, error });
     };
 
-    const sender = job.kind === 'verify-phone' ? senders.sms : senders.email;
-    if (!sender) return deadLetter(`no ${job.kind === 'verify-phone' ? 'SMS provider' : 'email sender'} configured`);
+    const sender = sealed.kind === 'verify-phone' ? senders.sms : senders.email;
+    if (!sender) return deadLetter(`no ${sealed.kind === 'verify-phone' ? 'SMS provider' : 'email sender'} configured`);
     if (codeTtlMs !== undefined && Date.now() - entry.enqueuedAt > codeTtlMs) {
       return deadLetter('the code expired before it could be delivered');
     }
+    let job: DeliveryJob;
+    try {
+      job = seal.open(sealed);
+    } catch (err) {
+      return deadLetter((err as Error).message); // the message is seal.ts's own: no content of the job
+    }
+    // A server's answer may echo the code (in the link) or the full address: neither goes to a log, retry or dead letter.
+    const clean = (err: unknown) => redact(err instanceof Error ? err.message : String(err), [job.code, job.to, ...secrets]);
 
     try {
       await sender.send(job);
@@ -162,7 +174,7 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
         await handle(entry);
       } catch (err) {
         // The queue failed while settling: the job stays pending and is claimed again later.
-        logger.log('warn', 'notification left pending', { worker: name, jobId: entry.jobId, error: redact(String((err as Error)?.message ?? err), [entry.job.code, ...secrets]) });
+        logger.log('warn', 'notification left pending', { worker: name, jobId: entry.jobId, error: redact(String((err as Error)?.message ?? err), secrets) });
       }
     }
   }
