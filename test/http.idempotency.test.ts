@@ -5,6 +5,9 @@ import { AddHumanUserDocument, MeDocument } from './generated/operations.ts';
 import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
+import { createHmac } from 'node:crypto';
+import { print } from 'graphql';
+import { canonical } from '../src/http/idempotency.ts';
 
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
@@ -150,6 +153,30 @@ describeWith('redis', 'idempotency keys in Redis', (redisUrl) => {
       expect(holdsCode(dump, code)).toBe(false);
       expect(dump).not.toContain('emailCode'); // the answer is stored encrypted
       expect(dump).not.toContain(key);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describeWith('redis', 'idempotency records and passwords', (redisUrl) => {
+  it('a Redis dump and the server secret are not enough to test password guesses against a stored request', async () => {
+    const secret = 'idempotency-test-key';
+    const gw = await startGateway({ env: { REDIS_URL: redisUrl, CODE_HMAC_KEY: secret } });
+    try {
+      const username = unique('pw');
+      const password = `Guess-${unique('me')}-1!`;
+      const input = { username, profile, email: { email: `${username}@example.com`, isVerified: true }, password: { password } };
+      const res = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': unique('k-') } });
+      expect(res.status, res.text).toBe(200);
+      const dump = await everythingInRedis(redisUrl);
+      expect(dump).not.toContain(password);
+      // The attacker's test: the body with a guessed password, HMAC'd under the server secret alone.
+      const guess = (pw: string) => {
+        const body = canonical({ query: print(AddHumanUserDocument), operationName: null, variables: { input: { ...input, password: { password: pw } } } });
+        return createHmac('sha256', secret).update(`body\n${body}`).digest('base64url');
+      };
+      for (const candidate of ['wrong-1!', password]) expect(dump, candidate).not.toContain(guess(candidate));
     } finally {
       await gw.close();
     }

@@ -160,7 +160,7 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 const NOT_STORED_CODES = new Set(['UNAVAILABLE', 'INTERNAL', 'RESOURCE_EXHAUSTED']);
 
 /** JSON with object keys sorted, so the same variables in another key order are the same body. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
@@ -195,6 +195,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function useIdempotency(options: IdempotencyOptions): Plugin {
   const { store, secret, ttlSeconds, waitMs = 10_000, lockMs = 120_000 } = options;
   const mac = (what: string, data: string) => createHmac('sha256', secret).update(`${what}\n${data}`).digest('base64url');
+  // Keyed by the scope too (caller and Idempotency-Key, never stored): the body holds passwords,
+  // and a fingerprint under the server secret alone would let whoever has a Redis dump and that
+  // secret test password guesses at HMAC speed instead of bcrypt's.
+  const bodyMac = (scope: string, body: string) =>
+    createHmac('sha256', Buffer.from(hkdfSync('sha256', secret, 'idempotency-body', scope, 32))).update(body).digest('base64url');
   const aeadKey = (scope: string) => Buffer.from(hkdfSync('sha256', secret, 'idempotency-answer', scope, 32));
   const seal = (scope: string, answer: StoredAnswer) => {
     const iv = randomBytes(12);
@@ -226,7 +231,7 @@ export function useIdempotency(options: IdempotencyOptions): Plugin {
 
       const scope = `${state.caller}\n${header}`;
       const key = mac('key', scope);
-      const fingerprint = mac('body', canonical({ query: params.query, operationName: params.operationName ?? null, variables: params.variables ?? null }));
+      const fingerprint = bodyMac(scope, canonical({ query: params.query, operationName: params.operationName ?? null, variables: params.variables ?? null }));
       const owner = randomBytes(12).toString('base64url');
       const deadline = Date.now() + waitMs;
       try {
