@@ -1,5 +1,6 @@
 // Building blocks for input rules: lengths in code points, "non-empty" meaning not blank.
 import { z } from 'zod';
+import { base64ByteLength, isStandardBase64 } from '../model/base64.ts';
 
 const codePointLength = (s: string) => {
   let n = 0;
@@ -41,12 +42,13 @@ export const optionalText = (max: number, opts?: TextOptions) => text(max, opts)
 
 /** Standard base64 decoding to 1..max bytes. */
 export function base64Bytes(max: number) {
-  return z.string().refine((s) => /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(s), {
-    message: 'must be standard base64',
-  }).refine((s) => {
-    const bytes = (s.length / 4) * 3 - (s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0);
-    return bytes >= 1 && bytes <= max;
-  }, { message: `must decode to 1 to ${max} bytes` });
+  return z
+    .string()
+    .refine(isStandardBase64, { message: 'must be standard base64', abort: true })
+    .refine((s) => {
+      const bytes = base64ByteLength(s);
+      return bytes >= 1 && bytes <= max;
+    }, { message: `must decode to 1 to ${max} bytes` });
 }
 
 export const gender = z.enum(['GENDER_UNSPECIFIED', 'GENDER_FEMALE', 'GENDER_MALE', 'GENDER_DIVERSE']);

@@ -13,6 +13,7 @@ import type { Stores } from '../stores.ts';
 import { useArmor } from './armor.ts';
 import { maxRequestBodyBytes } from './body-limit.ts';
 import { useJsonRequests } from './content-type.ts';
+import { useJsonDepthLimit } from './json-depth.ts';
 import { corsOptions } from './cors.ts';
 import { createEdge, type Edge } from './edge.ts';
 import type { ReadinessCheck } from './health.ts';
@@ -73,6 +74,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       onLimiterUnavailable: metrics.rateLimiterUnavailable,
       onLimited: metrics.rateLimited,
     }),
+    useJsonDepthLimit(),
     useIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency }),
     useRequestFacts(),
   ];

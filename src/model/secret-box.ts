@@ -6,6 +6,7 @@
 // Stored form: `v1:<iv>:<tag>:<data>`, each part standard base64. The object form
 // {iv, tag, data} (same encodings) is accepted when opening, too.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { isStandardBase64 } from './base64.ts';
 
 const ALGORITHM = 'aes-256-gcm';
 const KEY_BYTES = 32;
@@ -47,10 +48,8 @@ export function seal(key: Buffer, idpId: string, secret: string): Sealed {
   return [VERSION, iv.toString('base64'), tag.toString('base64'), data.toString('base64')].join(':');
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 function decode(part: unknown, bytes?: number): Buffer {
-  if (typeof part !== 'string' || !BASE64.test(part)) throw new SecretBoxError('malformed sealed secret');
+  if (typeof part !== 'string' || !isStandardBase64(part)) throw new SecretBoxError('malformed sealed secret');
   const buf = Buffer.from(part, 'base64');
   if (bytes !== undefined && buf.length !== bytes) throw new SecretBoxError('malformed sealed secret');
   return buf;

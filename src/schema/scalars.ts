@@ -1,8 +1,8 @@
 import { GraphQLDateTime, GraphQLJSONObject } from 'graphql-scalars';
 import { GraphQLError, Kind } from 'graphql';
+import { isStandardBase64 } from '../model/base64.ts';
 import type { Builder } from './builder.ts';
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export function addScalars(builder: Builder) {
   builder.addScalarType('DateTime', GraphQLDateTime, {});
@@ -27,6 +27,6 @@ function parseUInt64(v: unknown): string {
 }
 
 function parseBase64(v: unknown): string {
-  if (typeof v === 'string' && BASE64.test(v)) return v;
+  if (typeof v === 'string' && isStandardBase64(v)) return v;
   throw new GraphQLError('Base64 must be standard base64 text');
 }
