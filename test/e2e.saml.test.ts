@@ -29,6 +29,37 @@ const b64 = (doc: Buffer | string) => Buffer.from(doc).toString('base64');
 const spMetadata = (entityId: string) =>
   fixture('sp-entity-descriptor.xml').toString().replace('entityID="https://sp.example.com/saml/metadata"', `entityID="${entityId}"`);
 const emoji = (n: number) => '\u{1F600}'.repeat(n);
+/** 100,000 elements nested inside the root EntityDescriptor: about 700 KB. */
+const deepMetadata = () =>
+  `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="${unique('urn:deep:')}">${'<a>'.repeat(100_000)}${'</a>'.repeat(100_000)}</md:EntityDescriptor>`;
+
+/**
+ * Runs `work` while GET /health is polled every 50 ms. The gateway runs in this
+ * process, so a blocked event loop shows as a long gap between health answers.
+ */
+async function whilePollingHealth<T>(graphqlUrl: string, work: () => Promise<T>) {
+  const healthUrl = new URL('/health', graphqlUrl);
+  let done = false;
+  let sent = 0;
+  const answered: number[] = [];
+  const started = performance.now();
+  const poller = (async () => {
+    while (!done) {
+      sent++;
+      const res = await fetch(healthUrl);
+      await res.arrayBuffer();
+      if (res.status === 200) answered.push(performance.now());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  const result = await work();
+  const ended = performance.now();
+  done = true;
+  await poller;
+  const times = [started, ...answered, ended].sort((a, b) => a - b);
+  const longestGap = Math.max(...times.slice(1).map((t, i) => t - times[i]!));
+  return { result, sent, answered: answered.length, longestGap };
+}
 
 function codeOf(res: Response<unknown>): string | undefined {
   return onlyError(res).extensions?.code;
@@ -170,6 +201,19 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       expect((await stored(projectId)).sequence).toBe(1);
     });
 
+    it('addSAMLApp refuses 100,000 nested elements as INVALID_ARGUMENT while /health keeps answering', async () => {
+      const { projectId } = await addProject();
+      const doc = deepMetadata();
+      const polled = await whilePollingHealth(gw.url, () => addApp({ projectId, metadataXml: b64(doc) }));
+      expect(codeOf(polled.result)).toBe('INVALID_ARGUMENT');
+      expect(onlyError(polled.result).message).toMatch(/more than 64 levels deep/);
+      expect(violatedFields(onlyError(polled.result))).toEqual(['input.metadataXml']);
+      expect(polled.answered).toBeGreaterThan(0);
+      expect(polled.answered).toBe(polled.sent);
+      expect(polled.longestGap).toBeLessThan(1_000);
+      expect((await stored(projectId)).sequence).toBe(1);
+    });
+
     it('addSAMLApp refuses metadata that is not XML, not SAML metadata, or has no entityID', async () => {
       const { projectId } = await addProject();
       for (const doc of [
@@ -307,6 +351,25 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         expect(onlyError(laughs).message).toMatch(/DOCTYPE/);
         expect(violatedFields(onlyError(laughs))).toEqual(['input.metadataUrl']);
         expect((await open.gateway.deps.store.load('project', projectId))!.sequence).toBe(2);
+      } finally {
+        await open.close();
+      }
+    });
+
+    it('addSAMLApp refuses 100,000 nested elements fetched from metadataUrl while /health keeps answering', async () => {
+      const open = await startGateway({ env: { ...env(), SAML_METADATA_ALLOW_PRIVATE: 'true' } });
+      try {
+        const projectId = (await open.send(AddProjectDocument, { input: { name: unique('Deep ') } })).data!.addProject.projectId;
+        meta.serve('/deep.xml', deepMetadata());
+        const polled = await whilePollingHealth(open.url, () =>
+          open.send(AddSAMLAppDocument, { input: { projectId, name: 'Deep', metadataUrl: meta.url('/deep.xml') } }),
+        );
+        expect(codeOf(polled.result)).toBe('INVALID_ARGUMENT');
+        expect(onlyError(polled.result).message).toMatch(/more than 64 levels deep/);
+        expect(violatedFields(onlyError(polled.result))).toEqual(['input.metadataUrl']);
+        expect(polled.answered).toBeGreaterThan(0);
+        expect(polled.answered).toBe(polled.sent);
+        expect(polled.longestGap).toBeLessThan(1_000);
       } finally {
         await open.close();
       }

@@ -3,7 +3,8 @@
 // that is not one EntityDescriptor of the SAML 2.0 metadata namespace are refused.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseSamlMetadata, SAML_METADATA_NS } from '../src/model/saml-metadata.ts';
+import { AppError } from '../src/errors.ts';
+import { MAX_WAITING, parseSamlMetadata, parseSamlMetadataOffLoop, SAML_METADATA_NS } from '../src/model/saml-metadata.ts';
 
 const fixture = (name: string) => readFileSync(new URL(`./fixtures/saml/${name}`, import.meta.url));
 const parse = (doc: string | Buffer, maxBytes = 1024 * 1024) =>
@@ -121,5 +122,57 @@ describe('parseSamlMetadata refuses what is not one SAML EntityDescriptor', () =
     expect(refusedFor(`<?xml version="1.0" encoding="Shift_JIS"?>${body}`)).toMatch(/unsupported encoding shift_jis/);
     expect(parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body)]))).toEqual({ ok: true, entityId: 'https://caf\u00e9.example/sp' });
     expect(parse(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>${body}`, 'latin1'))).toEqual({ ok: true, entityId: 'https://caf\u00e9.example/sp' });
+  });
+});
+
+const entity = (inner: string, entityId = 'https://big.example/sp') =>
+  `<md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="${entityId}">${inner}</md:EntityDescriptor>`;
+/** `levels` elements nested inside the root EntityDescriptor. */
+const nested = (levels: number) => entity('<a>'.repeat(levels) + '</a>'.repeat(levels));
+/** Legal depth, wide content: an Extensions element with many children, about `bytes` long. */
+const wide = (bytes: number, entityId?: string) => {
+  const item = '<x:Item xmlns:x="urn:example:x" n="1">some text</x:Item>';
+  return entity(`<md:Extensions>${item.repeat(Math.floor((bytes - 200) / item.length))}</md:Extensions>`, entityId);
+};
+const MiB = 1024 * 1024;
+
+describe('parseSamlMetadata on deep or large documents: linear, off the event loop', () => {
+  it('refuses elements nested more than 64 levels deep, at once; 64 levels pass', () => {
+    expect(parse(nested(63))).toEqual({ ok: true, entityId: 'https://big.example/sp' });
+    expect(refusedFor(nested(64))).toMatch(/more than 64 levels deep/);
+    const doc = nested(100_000);
+    expect(doc.length).toBeLessThan(MiB);
+    const started = performance.now();
+    expect(refusedFor(doc)).toMatch(/more than 64 levels deep/);
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it('reads the entityID of a ~1 MiB document of legal depth, in the thread and through the worker', async () => {
+    const doc = Buffer.from(wide(MiB));
+    expect(doc.length).toBeGreaterThan(MiB - 256);
+    expect(parse(doc)).toEqual({ ok: true, entityId: 'https://big.example/sp' });
+    expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB })).toEqual({ ok: true, entityId: 'https://big.example/sp' });
+  });
+
+  it('the worker gives the same refusals: too deep, not well-formed, too large', async () => {
+    const offLoop = (doc: string, maxBytes = MiB) => parseSamlMetadataOffLoop(Buffer.from(doc), { maxBytes });
+    expect(await offLoop(nested(100_000))).toEqual({ ok: false, reason: 'nests elements more than 64 levels deep' });
+    expect((await offLoop(wide(100_000).slice(0, -10))).ok).toBe(false);
+    expect(await offLoop(wide(100_000), 50_000)).toEqual({ ok: false, reason: 'is larger than 50000 bytes' });
+  });
+
+  it('a parse over the timeout is refused, and the next document gets a fresh worker', async () => {
+    const doc = Buffer.from(wide(MiB));
+    expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB, timeoutMs: 1 })).toEqual({ ok: false, reason: 'took longer than 1 ms to parse' });
+    expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB })).toEqual({ ok: true, entityId: 'https://big.example/sp' });
+  });
+
+  it('a bounded queue: past MAX_WAITING documents waiting, UNAVAILABLE; the others are parsed', async () => {
+    const docs = Array.from({ length: MAX_WAITING + 2 }, (_, i) => Buffer.from(wide(20_000, `urn:queued:${i}`)));
+    const results = await Promise.allSettled(docs.map((doc) => parseSamlMetadataOffLoop(doc, { maxBytes: MiB })));
+    // one parsing, MAX_WAITING waiting, the last one refused
+    expect(results.slice(0, -1).map((r) => r.status === 'fulfilled' && r.value)).toEqual(docs.slice(0, -1).map((_, i) => ({ ok: true, entityId: `urn:queued:${i}` })));
+    const last = results.at(-1)!;
+    expect(last.status === 'rejected' && last.reason instanceof AppError && last.reason.code).toBe('UNAVAILABLE');
   });
 });

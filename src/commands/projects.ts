@@ -2,7 +2,7 @@
 import { alreadyExists, invalid, notFound, permissionDenied } from '../errors.ts';
 import { rolesOf, type Org } from '../model/orgs.ts';
 import { projectClaims, projectEvents, sameAppName, type Project } from '../model/projects.ts';
-import { parseSamlMetadata } from '../model/saml-metadata.ts';
+import { parseSamlMetadataOffLoop } from '../model/saml-metadata.ts';
 import { FetchRefusedError, guardedFetch, type GuardOptions } from '../net/guarded-fetch.ts';
 import type { Snapshot } from '../store/port.ts';
 import { actingOrg, authenticate, can, requireIn } from './access.ts';
@@ -69,7 +69,7 @@ export async function addSAMLApp(ctx: CommandContext, input: AddSAMLAppInput): P
   if (nameTaken(project.state)) throw alreadyExists(`An application named "${name}" in this project`);
 
   const { bytes, field, url } = await metadataBytes(ctx, input);
-  const parsed = parseSamlMetadata(bytes, { maxBytes: deps.config.samlMetadata.maxBytes });
+  const parsed = await parseSamlMetadataOffLoop(bytes, { maxBytes: deps.config.samlMetadata.maxBytes });
   if (!parsed.ok) throw invalid(field, `the SAML metadata ${parsed.reason}`);
   const { entityId } = parsed;
   const entityTaken = alreadyExists(`A SAML application with the entityID ${entityId}`);
