@@ -80,6 +80,13 @@ export interface HttpConfig {
   shutdownTimeoutMs: number;
   /** How long the first answer to an Idempotency-Key is kept. */
   idempotencyTtlSeconds: number;
+  /**
+   * Request-body bytes one client address may have in flight (Content-Length, or the cap of a chunked body,
+   * reserved before the body is read); over it: 429. Default twice the body cap, never less than the cap.
+   */
+  maxInflightBytesPerClient?: number;
+  /** The same for the whole process; over it: 503. Default four times the body cap (a largest body takes ~8x its size in memory while handled), never less than the per-client budget. */
+  maxInflightBytes?: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -159,6 +166,8 @@ export function loadConfig(env: Env = process.env): Config {
         .filter(Boolean),
       shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
       idempotencyTtlSeconds: int(env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600),
+      maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT ? int(env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0) : undefined,
+      maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? int(env.HTTP_MAX_INFLIGHT_BYTES, 0) : undefined,
     },
   };
 }

@@ -3,7 +3,16 @@
 // request encoded the way JSON.stringify does it (UTF-8, no gratuitous \u escapes):
 // every code point at most 4 bytes. A client that \u-escapes plain text can hit the
 // cap below the limits; none does.
+//
+// That cap is for callers with a valid token. Without one, a body may be at most
+// UNAUTHENTICATED_BODY_BYTES: the edge checks the token first and refuses a larger
+// Content-Length before reading anything (edge.ts); a body of unknown length
+// (chunked) is counted here as it streams in and refused at that size.
+import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
+import { AppError, unauthenticated } from '../errors.ts';
+import { toGraphQLError } from '../schema/errors.ts';
+import { stateOf, type RequestState } from './request-state.ts';
 import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../commands/user-inputs.ts';
 import { MAX_METADATA_URL_LENGTH } from '../commands/project-inputs.ts';
 import { PUBLIC_KEY_CREDENTIAL_MAX } from '../commands/u2f-inputs.ts';
@@ -29,4 +38,40 @@ export function largestLegalBodies(config: Config) {
 /** Bytes of the largest request body accepted. */
 export function maxRequestBodyBytes(config: Config): number {
   return Math.max(...Object.values(largestLegalBodies(config))) + ALLOWANCE;
+}
+
+/** Largest body accepted without a valid token: any query without big inputs (GraphiQL's introspection query is about 3 KB). */
+export const UNAUTHENTICATED_BODY_BYTES = 64 * 1024;
+
+/** The answer to a body over UNAUTHENTICATED_BODY_BYTES: the token's problem (missing, expired, forged; UNAVAILABLE when keys cannot be fetched). */
+export function bodyNeedsToken(state: RequestState): AppError {
+  const why = state.authError instanceof AppError ? state.authError : unauthenticated();
+  return new AppError(why.code, `${why.message}: a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token.`);
+}
+
+/** Cuts an unauthenticated body of unknown length at UNAUTHENTICATED_BODY_BYTES, as it streams in. */
+export function useUnauthenticatedBodyCap(): Plugin {
+  return {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
+      const state = stateOf(request);
+      if (state.caller || !requestParser || !request.body) return;
+      const length = request.headers.get('content-length');
+      if (length !== null && Number(length) <= UNAUTHENTICATED_BODY_BYTES) return;
+      // As yoga's own cap (use-limit-request-body-size.js): a native stream needs the native TransformStream.
+      const Transform = request.body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
+      setRequestParser((req) => {
+        let bytes = 0;
+        const body = req.body!.pipeThrough(
+          new Transform<Uint8Array, Uint8Array>({
+            transform(chunk, controller) {
+              bytes += chunk.byteLength;
+              if (bytes > UNAUTHENTICATED_BODY_BYTES) controller.error(toGraphQLError(bodyNeedsToken(state)));
+              else controller.enqueue(chunk);
+            },
+          }),
+        );
+        return requestParser(new fetchAPI.Request(req.url, { method: req.method, headers: req.headers, signal: req.signal, body, duplex: 'half' } as RequestInit));
+      });
+    },
+  };
 }

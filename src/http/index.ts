@@ -11,7 +11,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Stores } from '../stores.ts';
 import { useArmor } from './armor.ts';
-import { maxRequestBodyBytes } from './body-limit.ts';
+import { createBodyBudget } from './body-budget.ts';
+import { maxRequestBodyBytes, useUnauthenticatedBodyCap } from './body-limit.ts';
 import { useJsonRequests } from './content-type.ts';
 import { useJsonDepthLimit } from './json-depth.ts';
 import { corsOptions } from './cors.ts';
@@ -74,15 +75,22 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       onLimiterUnavailable: metrics.rateLimiterUnavailable,
       onLimited: metrics.rateLimited,
     }),
+    useUnauthenticatedBodyCap(),
     useJsonDepthLimit(),
     useIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency }),
     useRequestFacts(),
   ];
 
+  // Each budget holds at least one largest legal body, so such a request always gets through on its own.
+  const maxBodyBytes = maxRequestBodyBytes(config);
+  const perClient = Math.max(maxBodyBytes, config.http.maxInflightBytesPerClient ?? 2 * maxBodyBytes);
+  const budget = createBodyBudget({ perClient, total: Math.max(perClient, config.http.maxInflightBytes ?? 4 * maxBodyBytes) });
+  metrics.watchBodyBytes(() => budget.bytesInFlight);
+
   let edge: Edge | undefined;
   let server: Server | undefined;
   return {
-    yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: maxRequestBodyBytes(config), batching: false },
+    yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: maxBodyBytes, batching: false },
     plugins,
     async authenticated(request) {
       const state = stateOf(request);
@@ -93,8 +101,10 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       return edge;
     },
     async listen(app) {
-      edge = createEdge({ app, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks });
+      edge = createEdge({ app, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget });
       server = createServer(edge.handler);
+      // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.
+      server.on('checkContinue', edge.handler);
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
         server!.listen(config.port, config.host, () => resolve());

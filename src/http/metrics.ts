@@ -8,6 +8,8 @@
 //   gateway_rate_limited_total{scope}, gateway_rate_limiter_unavailable_total
 //   gateway_idempotency_total{outcome}
 //   gateway_http_requests_in_flight
+//   gateway_http_body_bytes_in_flight                                       request-body bytes reserved (body-budget.ts)
+//   gateway_http_body_refused_total{reason}                                 refused before the body was read: unauthenticated, client_budget, process_budget
 //   gateway_delivery_{queued,enqueue_failed,sent,retried,dead_lettered}_total   this process's delivery counters
 //   plus prom-client's process and Node.js metrics.
 //
@@ -33,6 +35,9 @@ export interface GatewayMetrics {
   rateLimited(scope: 'caller' | 'ip'): void;
   rateLimiterUnavailable(): void;
   idempotency(outcome: string): void;
+  bodyRefused(reason: 'unauthenticated' | 'client_budget' | 'process_budget'): void;
+  /** Exposes the request-body bytes in flight (read at each scrape). */
+  watchBodyBytes(read: () => number): void;
   /** Exposes a delivery counters object (read at each scrape). */
   watchDelivery(delivery: DeliveryMetrics): void;
 }
@@ -88,6 +93,22 @@ export function createMetrics(): GatewayMetrics {
     registers: [registry],
   });
 
+  const bodyRefused = new Counter({
+    name: 'gateway_http_body_refused_total',
+    help: 'Requests refused before their body was read: too big without a valid token (401), over the client\'s (429) or the process\'s (503) body budget.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  let bodyBytes = () => 0;
+  new Gauge({
+    name: 'gateway_http_body_bytes_in_flight',
+    help: 'Request-body bytes reserved by requests in flight (Content-Length, or the cap of a body of unknown length).',
+    registers: [registry],
+    collect() {
+      this.set(bodyBytes());
+    },
+  });
+
   const deliveries: DeliveryMetrics[] = [];
   const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
     new Counter({
@@ -122,6 +143,8 @@ export function createMetrics(): GatewayMetrics {
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),
+    bodyRefused: (reason) => bodyRefused.inc({ reason }),
+    watchBodyBytes: (read) => void (bodyBytes = read),
     watchDelivery: (d) => void deliveries.push(d),
   };
 }

@@ -1,7 +1,8 @@
 // Authentication at the edge and per-caller / per-IP request limits.
 //
-// The bearer token is checked once per request, before anything else runs, so
-// the limit can be per verified caller (a forged `sub` buys nothing). Requests
+// The bearer token is checked once per request, by the node handler before the
+// body is read (edge.ts; `authenticate` here is then a no-op), so the limit can
+// be per verified caller (a forged `sub` buys nothing). Requests
 // with a valid token count against their caller; requests without one (or with
 // an invalid one) against their client IP. Both are sliding one-minute windows
 // in the rate limiter of src/notify/rate-limit.ts: Redis when REDIS_URL is set,
