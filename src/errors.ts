@@ -1,5 +1,7 @@
-// The error model (DESIGN.md section 7) in one place. Commands throw AppError;
-// the GraphQL layer turns it into a GraphQLError with these extensions.
+// The error model (DESIGN.md section 7) in one place. Commands throw AppError,
+// adapters UnavailableError; each transport maps them with what is here
+// (GraphQL: extensionsOf; the status table carries gRPC codes and HTTP statuses).
+import type { ZodError } from 'zod';
 
 export const errorCodes = {
   INVALID_ARGUMENT: { grpcCode: 3, status: 400 },
@@ -51,3 +53,28 @@ export const permissionDenied = (message = 'Permission denied') => new AppError(
 export const unauthenticated = (message = 'Authentication required') => new AppError('UNAUTHENTICATED', message);
 export const unavailable = (message = 'A backing service is unavailable, try again') =>
   new AppError('UNAVAILABLE', message);
+
+/** A backing server (MongoDB, Redis, the embedded store's disk) cannot be reached: every adapter throws this. */
+export class UnavailableError extends Error {
+  override name = 'UnavailableError';
+}
+
+/** The AppError a thrown value stands for, or null when it is unexpected. */
+export function asAppError(err: unknown): AppError | null {
+  if (err instanceof AppError) return err;
+  if (err instanceof UnavailableError) return unavailable();
+  return null;
+}
+
+/** Failed input rules: every violated field, its path under `root` (the transport renames paths as it needs). */
+export function zodToAppError(error: ZodError, root = 'input'): AppError {
+  return invalidArgument(
+    error.issues.map((issue) => ({ field: [root, ...issue.path.map(String)].join('.'), description: issue.message })),
+  );
+}
+
+/** The GraphQL error extensions of a code (DESIGN.md section 7). */
+export function extensionsOf(code: ErrorCode, details: unknown[] = []) {
+  const { grpcCode, status } = errorCodes[code];
+  return { code, grpcCode, details, http: { status } };
+}

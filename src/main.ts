@@ -3,7 +3,7 @@ import { createLocalTokenSigner } from './auth/tokens.ts';
 import { bootstrap } from './commands/bootstrap.ts';
 import { loadConfig } from './config.ts';
 import { createGateway } from './server.ts';
-import { StoreUnavailableError } from './store/port.ts';
+import { UnavailableError } from './errors.ts';
 
 const config = loadConfig();
 const gateway = await createGateway(config);
@@ -50,7 +50,7 @@ async function bootstrapWhenReachable() {
     try {
       return await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
     } catch (err) {
-      if (!(err instanceof StoreUnavailableError)) throw err;
+      if (!(err instanceof UnavailableError)) throw err;
       if (attempt === 1 || attempt % 10 === 0) gateway.logger.log('warn', 'store unreachable at start; retrying', { attempt });
       await new Promise((r) => setTimeout(r, Math.min(attempt, 5) * 1000));
     }

@@ -19,7 +19,8 @@ import type { Notifier } from './notify/port.ts';
 import { graphiqlOption, introspectionSwitch, renderGraphiQL } from './graphiql.ts';
 import { buildSchema } from './schema/index.ts';
 import type { GraphQLContext } from './schema/builder.ts';
-import { asAppError, classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
+import { asAppError } from './errors.ts';
+import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
 import { openStores, type Stores } from './stores.ts';
 
 export interface Gateway {

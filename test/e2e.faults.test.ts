@@ -6,7 +6,7 @@ import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } fr
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';
-import { StoreUnavailableError } from '../src/store/port.ts';
+import { UnavailableError } from '../src/errors.ts';
 
 const profile = { firstName: 'Fault', lastName: 'Tolerant' };
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |node_modules|Mongo\w+Error|ECONNREFUSED/);
@@ -111,7 +111,7 @@ describe('when the store fails after a code was checked', () => {
     const deps = gw.gateway.deps;
     const real = deps.store;
     // The append of the verification event fails the way a MongoDB outage makes it fail.
-    deps.store = { ...real, load: real.load.bind(real), append: async () => { throw new StoreUnavailableError(new Error('cut')); } };
+    deps.store = { ...real, load: real.load.bind(real), append: async () => { throw new UnavailableError('store unavailable', { cause: new Error('cut') }); } };
     let failed;
     try {
       failed = await gw.send(VerifyEmailDocument, { input: { userId, verificationCode: emailCode! } });

@@ -11,13 +11,13 @@ import { createMongoStore } from '../src/store/mongo.ts';
 import {
   ConcurrencyError,
   ConstraintError,
-  StoreUnavailableError,
   type EventStore,
   type NewEvent,
   type Reducer,
   type Reducers,
   type StoredEvent,
 } from '../src/store/port.ts';
+import { UnavailableError } from '../src/errors.ts';
 import { faultyProxy, freePort } from './support/net.ts';
 import { describeWith } from './support/servers.ts';
 
@@ -433,7 +433,7 @@ describeWith('mongo', 'mongo event store', (url) => {
 });
 
 describeWith('mongo', 'mongo event store when the server comes and goes', (url) => {
-  it('answers StoreUnavailableError while it is away and works again when it is back', async () => {
+  it('answers UnavailableError while it is away and works again when it is back', async () => {
     const proxy = await faultyProxy(url);
     const dbName = `faults_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
@@ -444,18 +444,18 @@ describeWith('mongo', 'mongo event store when the server comes and goes', (url) 
         try {
           return await work();
         } catch (e) {
-          if (!(e instanceof StoreUnavailableError) || tries > 50) throw e;
+          if (!(e instanceof UnavailableError) || tries > 50) throw e;
           await new Promise((r) => setTimeout(r, 100));
         }
       }
     };
     try {
-      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError); // down at start
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(UnavailableError); // down at start
       await proxy.up();
       await eventually(() => store.append(ev('a', 1)));
       await proxy.down();
-      await expect(store.append(ev('a', 2))).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.append(ev('a', 2))).rejects.toBeInstanceOf(UnavailableError);
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(UnavailableError);
       await proxy.up();
       await eventually(() => store.append(ev('a', 2)));
       expect((await store.load<Counter>('user', 'a'))?.state.count).toBe(2);
@@ -473,7 +473,7 @@ describeWith('mongo', 'mongo event store when the server comes and goes', (url) 
 });
 
 describe('mongo event store without a server', () => {
-  it('answers StoreUnavailableError quickly', async () => {
+  it('answers UnavailableError quickly', async () => {
     const port = await freePort();
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const store = await createMongoStore({
@@ -484,10 +484,10 @@ describe('mongo event store without a server', () => {
     }).finally(() => warn.mockRestore());
     try {
       const started = Date.now();
-      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.append(ev('a', 1))).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.lookup('k')).rejects.toBeInstanceOf(StoreUnavailableError);
-      await expect(store.ping()).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.load('user', 'a')).rejects.toBeInstanceOf(UnavailableError);
+      await expect(store.append(ev('a', 1))).rejects.toBeInstanceOf(UnavailableError);
+      await expect(store.lookup('k')).rejects.toBeInstanceOf(UnavailableError);
+      await expect(store.ping()).rejects.toBeInstanceOf(UnavailableError);
       expect(Date.now() - started).toBeLessThan(5000);
     } finally {
       await store.close();

@@ -3,11 +3,6 @@
 import { createHmac, randomInt } from 'node:crypto';
 import type { CodeChannel, CodeStore } from './port.ts';
 
-/** The code store cannot be reached (connection refused, timed out, dropped). */
-export class CodeStoreUnavailableError extends Error {
-  override name = 'CodeStoreUnavailableError';
-}
-
 export type VerifyResult = 'ok' | 'wrong' | 'missing' | 'address-changed';
 
 export interface CodeServiceOptions {

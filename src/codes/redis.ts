@@ -1,7 +1,7 @@
 // Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
 import { ReplyError } from 'ioredis';
 import { failFastRedis } from '../redis.ts';
-import { CodeStoreUnavailableError } from './codes.ts';
+import { UnavailableError } from '../errors.ts';
 import type { CheckResult, CodeChannel, CodeStore } from './port.ts';
 
 export interface RedisCodeStoreOptions {
@@ -40,7 +40,7 @@ interface Scripts {
 function unavailable(err: unknown): unknown {
   if (err instanceof ReplyError) return err;
   const detail = err instanceof Error ? err.message : String(err);
-  return new CodeStoreUnavailableError(`code store unavailable: ${detail}`, { cause: err });
+  return new UnavailableError(`code store unavailable: ${detail}`, { cause: err });
 }
 
 async function guard<T>(op: () => Promise<T>): Promise<T> {

@@ -1,5 +1,6 @@
 // Input rules of the identity provider operations (SPEC.md operation 2 and Limits,
 // DESIGN.md section 8). Checked before any I/O; every violated field is reported.
+import type { Config } from '../config.ts';
 import { z } from 'zod';
 import { text } from './rules.ts';
 
@@ -51,18 +52,20 @@ const keptOrNewSecret = text(IDP_TEXT_MAX)
   .refine((s) => s === '' || s.trim() !== '', { message: 'must not be only white space (send it empty to keep the stored secret)' })
   .nullish();
 
-export const idpInputRules = {
-  addOIDCIdentityProvider: z.object({
-    name: text(IDP_TEXT_MAX, { required: true, name: true }),
-    ...oidcFields,
-    clientSecret: text(IDP_TEXT_MAX, { required: true }),
-  }),
-  updateOIDCIdentityProvider: z.object({
-    idpId: text(IDP_TEXT_MAX, { required: true }),
-    ...oidcFields,
-    clientSecret: keptOrNewSecret,
-  }),
-};
+export function idpInputRules(_config?: Config) {
+  return {
+    addOIDCIdentityProvider: z.object({
+      name: text(IDP_TEXT_MAX, { required: true, name: true }),
+      ...oidcFields,
+      clientSecret: text(IDP_TEXT_MAX, { required: true }),
+    }),
+    updateOIDCIdentityProvider: z.object({
+      idpId: text(IDP_TEXT_MAX, { required: true }),
+      ...oidcFields,
+      clientSecret: keptOrNewSecret,
+    }),
+  };
+}
 
-export type AddOIDCIdentityProviderInput = z.infer<typeof idpInputRules.addOIDCIdentityProvider>;
-export type UpdateOIDCIdentityProviderInput = z.infer<typeof idpInputRules.updateOIDCIdentityProvider>;
+export type AddOIDCIdentityProviderInput = z.infer<ReturnType<typeof idpInputRules>['addOIDCIdentityProvider']>;
+export type UpdateOIDCIdentityProviderInput = z.infer<ReturnType<typeof idpInputRules>['updateOIDCIdentityProvider']>;

@@ -13,8 +13,9 @@ import { seal } from '../model/secret-box.ts';
 import type { Snapshot } from '../store/port.ts';
 import { actingOrg, authenticate, can, mayRead, requireIn } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
-import type { AddOIDCIdentityProviderInput, UpdateOIDCIdentityProviderInput } from './idp-inputs.ts';
+import { idpInputRules, type AddOIDCIdentityProviderInput, type UpdateOIDCIdentityProviderInput } from './idp-inputs.ts';
 import { write } from './runner.ts';
+import { command } from './command.ts';
 
 type OIDCInput = Pick<AddOIDCIdentityProviderInput, 'issuer' | 'clientId' | 'scopes' | 'displayNameMapping' | 'usernameMapping'>;
 
@@ -42,7 +43,7 @@ export interface AddIdpResult {
   details: Details;
 }
 
-export async function addOIDCIdentityProvider(ctx: CommandContext, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> {
+export const addOIDCIdentityProvider = command((c) => idpInputRules(c).addOIDCIdentityProvider, async (ctx, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> => {
   const { org } = await idpWriter(ctx);
   const idpId = ctx.deps.newId();
   const name = input.name.trim();
@@ -59,14 +60,14 @@ export async function addOIDCIdentityProvider(ctx: CommandContext, input: AddOID
     return { type: idpEvents.oidcAdded, payload, resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
   });
   return { idpId, details: detailsOf(snapshot, true) };
-}
+});
 
 /**
  * Replaces the OIDC configuration as a whole (SPEC.md operation 2, DESIGN.md
  * section 8). An empty or absent clientSecret keeps the stored one; a given one
  * is always a change. Nothing changed: FAILED_PRECONDITION, no event.
  */
-export async function updateOIDCIdentityProvider(ctx: CommandContext, input: UpdateOIDCIdentityProviderInput): Promise<Details> {
+export const updateOIDCIdentityProvider = command((c) => idpInputRules(c).updateOIDCIdentityProvider, async (ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> => {
   const { org } = await idpWriter(ctx);
   const idpId = input.idpId;
   const inOrg = (idp: Snapshot<IdentityProvider> | null): idp is Snapshot<IdentityProvider> => !!idp && idp.resourceOwner === org.id;
@@ -86,7 +87,7 @@ export async function updateOIDCIdentityProvider(ctx: CommandContext, input: Upd
     return { type: idpEvents.oidcChanged, payload, resourceOwner: current.resourceOwner };
   });
   return detailsOf(snapshot, true);
-}
+});
 
 /**
  * An IDP of the acting organization, for callers holding org.idp.write there

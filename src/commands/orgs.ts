@@ -1,4 +1,5 @@
 // Use cases of organizations: create one, grant roles in one.
+import type { Config } from '../config.ts';
 import { isOrgRole } from '../auth/permissions.ts';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
 import { orgEvents, rolesOf, type Org } from '../model/orgs.ts';
@@ -9,14 +10,19 @@ import { actingOrg, authenticate, requireIn, requireInstance } from './access.ts
 import { detailsOf, type CommandContext, type Details } from './context.ts';
 import { text } from './rules.ts';
 import { write } from './runner.ts';
+import { command } from './command.ts';
 
-export const orgInputRules = {
-  addOrganization: z.object({ name: text(200, { required: true, name: true }) }),
-  addOrgMember: z.object({
-    userId: text(200, { required: true }),
-    roles: z.array(z.string().refine(isOrgRole, { message: 'is not an organization role' })).min(1, { message: 'give at least one role' }),
-  }),
-};
+type OrgInputs = { [K in keyof ReturnType<typeof orgInputRules>]: z.infer<ReturnType<typeof orgInputRules>[K]> };
+
+export function orgInputRules(_config?: Config) {
+  return {
+    addOrganization: z.object({ name: text(200, { required: true, name: true }) }),
+    addOrgMember: z.object({
+      userId: text(200, { required: true }),
+      roles: z.array(z.string().refine(isOrgRole, { message: 'is not an organization role' })).min(1, { message: 'give at least one role' }),
+    }),
+  };
+}
 
 /** The organization's domain: its name as a DNS label under the instance domain. */
 export function orgDomain(name: string, instanceDomain: string): string {
@@ -43,13 +49,13 @@ export async function createOrg(ctx: CommandContext, orgId: string, name: string
   });
 }
 
-export async function addOrganization(ctx: CommandContext, input: z.infer<typeof orgInputRules.addOrganization>) {
+export const addOrganization = command((c) => orgInputRules(c).addOrganization, async (ctx, input: OrgInputs['addOrganization']) => {
   const caller = await authenticate(ctx);
   await requireInstance(ctx, caller, 'org.create');
   const orgId = ctx.deps.newId();
   const { snapshot } = await createOrg(ctx, orgId, input.name);
   return { orgId, details: detailsOf(snapshot, true) };
-}
+});
 
 /**
  * Notes on the user, before the grant, that it holds roles in the organization:
@@ -63,7 +69,7 @@ async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId
   });
 }
 
-export async function addOrgMember(ctx: CommandContext, input: z.infer<typeof orgInputRules.addOrgMember>): Promise<Details> {
+export const addOrgMember = command((c) => orgInputRules(c).addOrgMember, async (ctx, input: OrgInputs['addOrgMember']): Promise<Details> => {
   const caller = await authenticate(ctx);
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'org.member.write');
@@ -82,4 +88,4 @@ export async function addOrgMember(ctx: CommandContext, input: z.infer<typeof or
     return { type: orgEvents.memberAdded, payload: { userId: input.userId, roles: merged }, resourceOwner: org.id };
   });
   return detailsOf(snapshot, true);
-}
+});

@@ -7,10 +7,11 @@ import { FetchRefusedError, guardedFetch, type GuardOptions } from '../net/guard
 import type { Snapshot } from '../store/port.ts';
 import { actingOrg, authenticate, can, requireIn } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
-import type { AddProjectInput, AddSAMLAppInput } from './project-inputs.ts';
+import { projectInputRules, type AddProjectInput, type AddSAMLAppInput } from './project-inputs.ts';
 import { write } from './runner.ts';
+import { command } from './command.ts';
 
-export async function addProject(ctx: CommandContext, input: AddProjectInput): Promise<{ projectId: string; details: Details }> {
+export const addProject = command((c) => projectInputRules(c).addProject, async (ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> => {
   const caller = await authenticate(ctx);
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'project.write');
@@ -28,7 +29,7 @@ export async function addProject(ctx: CommandContext, input: AddProjectInput): P
     throw err?.code === 'ALREADY_EXISTS' ? alreadyExists(`A project named "${name}" in this organization`) : err;
   });
   return { projectId, details: detailsOf(snapshot, true) };
-}
+});
 
 /** A project of the acting organization; one elsewhere is NOT_FOUND here. */
 async function projectInOrg(ctx: CommandContext, org: Snapshot<Org>, projectId: string): Promise<Snapshot<Project>> {
@@ -57,7 +58,7 @@ export interface AddSAMLAppResult {
   details: Details;
 }
 
-export async function addSAMLApp(ctx: CommandContext, input: AddSAMLAppInput): Promise<AddSAMLAppResult> {
+export const addSAMLApp = command((c) => projectInputRules(c).addSAMLApp, async (ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> => {
   const { deps } = ctx;
   const caller = await authenticate(ctx);
   const org = await actingOrg(ctx, caller);
@@ -91,7 +92,7 @@ export async function addSAMLApp(ctx: CommandContext, input: AddSAMLAppInput): P
     throw err?.code === 'ALREADY_EXISTS' && /^samlEntityId\b/.test(err.message) ? entityTaken : err;
   });
   return { appId, details: detailsOf(snapshot, true) };
-}
+});
 
 async function holdsEntityId(ctx: CommandContext, projectId: string, entityId: string): Promise<boolean> {
   const project = await ctx.deps.store.load<Project>('project', projectId);

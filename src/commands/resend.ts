@@ -6,16 +6,17 @@
 // Resending changes nothing of the user: no event is written and the details
 // are those of the user's current snapshot (sequence and changeDate of its
 // last change, creationDate null as on verifyEmail).
+import type { Config } from '../config.ts';
 import { z } from 'zod';
 import { AppError, failedPrecondition, unavailable } from '../errors.ts';
 import { parseUrlTemplate } from '../model/url-template.ts';
 import type { User } from '../model/users.ts';
-import { RateLimiterUnavailableError } from '../notify/rate-limit.ts';
 import type { DeliveryJob } from '../notify/port.ts';
 import type { Snapshot } from '../store/port.ts';
 import { authenticate, userForSelfOrPermission } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
 import { text } from './rules.ts';
+import { command } from './command.ts';
 
 export interface ResendEmailCodeInput {
   userId: string;
@@ -28,18 +29,20 @@ export interface ResendPhoneCodeInput {
 
 const HOUR_MS = 3_600_000;
 
-export const resendInputRules = {
-  resendEmailCode: z.object({
-    userId: text(200, { required: true }),
-    urlTemplate: text(200, { required: true })
-      .superRefine((t, ctx) => {
-        const parsed = parseUrlTemplate(t);
-        if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
-      })
-      .nullish(),
-  }),
-  resendPhoneCode: z.object({ userId: text(200, { required: true }) }),
-};
+export function resendInputRules(_config?: Config) {
+  return {
+    resendEmailCode: z.object({
+      userId: text(200, { required: true }),
+      urlTemplate: text(200, { required: true })
+        .superRefine((t, ctx) => {
+          const parsed = parseUrlTemplate(t);
+          if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
+        })
+        .nullish(),
+    }),
+    resendPhoneCode: z.object({ userId: text(200, { required: true }) }),
+  };
+}
 
 function resourceExhausted(retryAfterMs: number): AppError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
@@ -51,13 +54,7 @@ function resourceExhausted(retryAfterMs: number): AppError {
 /** Counts one send for the user and channel; past the limit: RESOURCE_EXHAUSTED. */
 async function takeSend(ctx: CommandContext, userId: string, channel: 'email' | 'phone') {
   const { deps } = ctx;
-  let decision;
-  try {
-    decision = await deps.rateLimiter.hit(`resend:${userId}:${channel}`, deps.config.resendLimitPerHour, HOUR_MS);
-  } catch (err) {
-    if (err instanceof RateLimiterUnavailableError) throw unavailable();
-    throw err;
-  }
+  const decision = await deps.rateLimiter.hit(`resend:${userId}:${channel}`, deps.config.resendLimitPerHour, HOUR_MS);
   if (!decision.allowed) throw resourceExhausted(decision.retryAfterMs);
 }
 
@@ -71,7 +68,7 @@ async function issueAndSend(ctx: CommandContext, user: Snapshot<User>, channel: 
   }
 }
 
-export async function resendEmailCode(ctx: CommandContext, input: ResendEmailCodeInput): Promise<Details> {
+export const resendEmailCode = command((c) => resendInputRules(c).resendEmailCode, async (ctx, input: ResendEmailCodeInput): Promise<Details> => {
   const caller = await authenticate(ctx);
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const { email, isVerified } = user.state.email;
@@ -84,9 +81,9 @@ export async function resendEmailCode(ctx: CommandContext, input: ResendEmailCod
     urlTemplate: input.urlTemplate ?? undefined,
   });
   return detailsOf(user, false);
-}
+});
 
-export async function resendPhoneCode(ctx: CommandContext, input: ResendPhoneCodeInput): Promise<Details> {
+export const resendPhoneCode = command((c) => resendInputRules(c).resendPhoneCode, async (ctx, input: ResendPhoneCodeInput): Promise<Details> => {
   const caller = await authenticate(ctx);
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const phone = user.state.phone;
@@ -95,4 +92,4 @@ export async function resendPhoneCode(ctx: CommandContext, input: ResendPhoneCod
   if (!ctx.deps.notifier.canDeliver('sms')) throw failedPrecondition('No SMS provider is configured');
   await issueAndSend(ctx, user, 'phone', phone.phone, { kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone.phone });
   return detailsOf(user, false);
-}
+});

@@ -11,9 +11,10 @@ import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.
 import { userEvents, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { authenticate, userForSelfOrPermission } from './access.ts';
-import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { detailsOf, type Details } from './context.ts';
 import { write } from './runner.ts';
-import { normalizeDomain, originsFor, type RegisterU2FInput, type VerifyU2FRegistrationInput } from './u2f-inputs.ts';
+import { normalizeDomain, originsFor, u2fInputRules, type RegisterU2FInput, type VerifyU2FRegistrationInput } from './u2f-inputs.ts';
+import { command } from './command.ts';
 
 // Imported on first use: the WebAuthn library and its ASN.1 stack cost ~20 MB a gateway without U2F users never needs.
 const webauthn = () => import('@simplewebauthn/server');
@@ -45,7 +46,7 @@ const MAX_CREDENTIAL_ID_BYTES = 1023;
 
 const readyTokens = (user: User) => user.u2fTokens.filter((t) => t.state === 'U2F_STATE_READY' && t.credentialId);
 
-export async function registerU2F(ctx: CommandContext, input: RegisterU2FInput): Promise<RegisterU2FResult> {
+export const registerU2F = command((c) => u2fInputRules(c).registerU2F, async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
   const { config, newId } = ctx.deps;
   const caller = await authenticate(ctx);
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
@@ -81,7 +82,7 @@ export async function registerU2F(ctx: CommandContext, input: RegisterU2FInput):
     };
   });
   return { u2fId, publicKeyCredentialCreationOptions: options, details: detailsOf(snapshot, false) };
-}
+});
 
 /** The pending token named by u2fId, with the checks that need no cryptography. */
 function pendingToken(user: Snapshot<User>, u2fId: string, now = Date.now()): U2FToken {
@@ -108,7 +109,7 @@ function describeFailure(err: unknown): string {
   return 'could not be parsed or verified as a WebAuthn registration response';
 }
 
-export async function verifyU2FRegistration(ctx: CommandContext, input: VerifyU2FRegistrationInput): Promise<Details> {
+export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRegistration, async (ctx, input: VerifyU2FRegistrationInput): Promise<Details> => {
   const { config } = ctx.deps;
   const caller = await authenticate(ctx);
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
@@ -158,4 +159,4 @@ export async function verifyU2FRegistration(ctx: CommandContext, input: VerifyU2
     };
   });
   return detailsOf(snapshot, false);
-}
+});

@@ -16,6 +16,8 @@ import type {
   UpdateProfileInput,
   VerifyCodeInput,
 } from './user-inputs.ts';
+import { command } from './command.ts';
+import { userInputRules } from './user-inputs.ts';
 
 type ProfileInput = Omit<UpdateMyProfileInput, never> | UpdateProfileInput | AddHumanUserInput['profile'];
 
@@ -40,10 +42,10 @@ async function changeProfile(ctx: CommandContext, user: Snapshot<User>, input: P
   return detailsOf(snapshot, true);
 }
 
-export async function updateMyProfile(ctx: CommandContext, input: UpdateMyProfileInput): Promise<Details> {
+export const updateMyProfile = command((c) => userInputRules(c).updateMyProfile, async (ctx, input: UpdateMyProfileInput): Promise<Details> => {
   const caller = await authenticate(ctx);
   return changeProfile(ctx, caller.user, input);
-}
+});
 
 /** The x-service-orgid operations: caller, acting organization, permission, target user there. */
 async function orgScopedUser(ctx: CommandContext, userId: string) {
@@ -55,10 +57,10 @@ async function orgScopedUser(ctx: CommandContext, userId: string) {
   return { caller, org, user };
 }
 
-export async function updateHumanProfile(ctx: CommandContext, input: UpdateProfileInput): Promise<Details> {
+export const updateHumanProfile = command((c) => userInputRules(c).updateHumanProfile, async (ctx, input: UpdateProfileInput): Promise<Details> => {
   const { user } = await orgScopedUser(ctx, input.userId);
   return changeProfile(ctx, user, input);
-}
+});
 
 /** Where a code goes: returned, sent, or none because the address is verified. */
 type CodeChoice = 'return' | 'send' | 'none';
@@ -82,7 +84,7 @@ export interface AddHumanUserResult {
   phoneCode: string | null;
 }
 
-export async function addHumanUser(ctx: CommandContext, input: AddHumanUserInput): Promise<AddHumanUserResult> {
+export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async (ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> => {
   const { deps } = ctx;
   const caller = await authenticate(ctx);
   const org = await resolveCreateOrg(ctx, caller, input.organisation);
@@ -149,9 +151,9 @@ export async function addHumanUser(ctx: CommandContext, input: AddHumanUserInput
     emailCode: emailChoice === 'return' ? emailCode : null,
     phoneCode: phoneChoice === 'return' ? phoneCode : null,
   };
-}
+});
 
-export async function setEmail(ctx: CommandContext, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> {
+export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
   const { deps } = ctx;
   const caller = await authenticate(ctx);
   const { user, self } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
@@ -178,9 +180,9 @@ export async function setEmail(ctx: CommandContext, input: SetEmailInput): Promi
     });
   }
   return { details: detailsOf(snapshot, false), verificationCode: choice === 'return' ? code : null };
-}
+});
 
-export async function updateHumanPhone(ctx: CommandContext, input: UpdateHumanPhoneInput): Promise<Details> {
+export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhone, async (ctx, input: UpdateHumanPhoneInput): Promise<Details> => {
   const { deps } = ctx;
   const { user } = await orgScopedUser(ctx, input.userId);
   const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion as any, requireGlobal: true });
@@ -200,9 +202,9 @@ export async function updateHumanPhone(ctx: CommandContext, input: UpdateHumanPh
   });
   if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
   return detailsOf(snapshot, true);
-}
+});
 
-export async function setHumanPassword(ctx: CommandContext, input: SetHumanPasswordInput): Promise<Details> {
+export const setHumanPassword = command((c) => userInputRules(c).setHumanPassword, async (ctx, input: SetHumanPasswordInput): Promise<Details> => {
   const { user } = await orgScopedUser(ctx, input.userId);
   const hash = await ctx.deps.hasher.hash(input.password);
   const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
@@ -214,7 +216,7 @@ export async function setHumanPassword(ctx: CommandContext, input: SetHumanPassw
     };
   });
   return detailsOf(snapshot, true);
-}
+});
 
 async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channel: 'email' | 'phone'): Promise<Details> {
   const caller = await authenticate(ctx);
@@ -242,5 +244,5 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
   }
 }
 
-export const verifyEmail = (ctx: CommandContext, input: VerifyCodeInput) => verifyChannel(ctx, input, 'email');
-export const verifyPhone = (ctx: CommandContext, input: VerifyCodeInput) => verifyChannel(ctx, input, 'phone');
+export const verifyEmail = command((c) => userInputRules(c).verifyCode, (ctx, input) => verifyChannel(ctx, input, 'email'));
+export const verifyPhone = command((c) => userInputRules(c).verifyCode, (ctx, input) => verifyChannel(ctx, input, 'phone'));

@@ -11,7 +11,7 @@
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
 import { AppError, unauthenticated } from '../errors.ts';
-import { toGraphQLError } from '../schema/errors.ts';
+import { graphqlError } from './graphql-error.ts';
 import { stateOf, type RequestState } from './request-state.ts';
 import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../commands/user-inputs.ts';
 import { MAX_METADATA_URL_LENGTH } from '../commands/project-inputs.ts';
@@ -65,7 +65,7 @@ export function useUnauthenticatedBodyCap(): Plugin {
           new Transform<Uint8Array, Uint8Array>({
             transform(chunk, controller) {
               bytes += chunk.byteLength;
-              if (bytes > UNAUTHENTICATED_BODY_BYTES) controller.error(toGraphQLError(bodyNeedsToken(state)));
+              if (bytes > UNAUTHENTICATED_BODY_BYTES) controller.error(graphqlError(bodyNeedsToken(state)));
               else controller.enqueue(chunk);
             },
           }),

@@ -3,7 +3,7 @@
 // text/plain) is refused with 415 before its body is read. One body format
 // means one parser, one size rule and one CSRF rule (browsers preflight it).
 import type { Plugin } from 'graphql-yoga';
-import { extensionsOf } from '../schema/errors.ts';
+import { extensionsOf } from '../errors.ts';
 import { stateOf } from './request-state.ts';
 
 /** application/json with no parameter but an optional UTF-8 charset. */

@@ -22,9 +22,9 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { getOperationAST, parse, type GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { failedPrecondition, invalid, unavailable } from '../errors.ts';
+import { failedPrecondition, invalid, unavailable, UnavailableError } from '../errors.ts';
 import { failFastRedis } from '../redis.ts';
-import { toGraphQLError } from '../schema/errors.ts';
+import { graphqlError } from './graphql-error.ts';
 import { stateOf } from './request-state.ts';
 
 export interface IdempotencyRecord {
@@ -44,10 +44,6 @@ export interface IdempotencyStore {
   /** Drops the pending claim, if `owner` still holds it. */
   release(key: string, owner: string): Promise<void>;
   close(): Promise<void>;
-}
-
-export class IdempotencyUnavailableError extends Error {
-  override name = 'IdempotencyUnavailableError';
 }
 
 export function createMemoryIdempotencyStore(now: () => number = Date.now): IdempotencyStore {
@@ -105,7 +101,7 @@ export async function createRedisIdempotencyStore(options: { url: string; keyPre
     try {
       return await op();
     } catch (err) {
-      throw new IdempotencyUnavailableError(`idempotency store unavailable: ${(err as Error).message}`, { cause: err });
+      throw new UnavailableError(`idempotency store unavailable: ${(err as Error).message}`, { cause: err });
     }
   };
   await guard(() => client.connect());
@@ -217,8 +213,8 @@ export function useIdempotency(options: IdempotencyOptions): Plugin {
   /** Requests that hold their key, and requests answered from the store. */
   const owners = new WeakMap<Request, { key: string; scope: string; owner: string }>();
   const replays = new WeakMap<Request, StoredAnswer>();
-  const refuse = (setResult: (r: { errors: GraphQLError[] }) => void, error: Parameters<typeof toGraphQLError>[0]) =>
-    setResult({ errors: [toGraphQLError(error)] });
+  const refuse = (setResult: (r: { errors: GraphQLError[] }) => void, error: Parameters<typeof graphqlError>[0]) =>
+    setResult({ errors: [graphqlError(error)] });
 
   return {
     async onParams({ request, params, setResult }) {
@@ -257,7 +253,7 @@ export function useIdempotency(options: IdempotencyOptions): Plugin {
           await sleep(25);
         }
       } catch (err) {
-        if (err instanceof IdempotencyUnavailableError) return refuse(setResult, unavailable());
+        if (err instanceof UnavailableError) return refuse(setResult, unavailable());
         throw err;
       }
     },

@@ -5,7 +5,7 @@
 // credential inside an input object) nests about 6 levels.
 import type { Plugin } from 'graphql-yoga';
 import { invalid } from '../errors.ts';
-import { toGraphQLError } from '../schema/errors.ts';
+import { graphqlError } from './graphql-error.ts';
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -32,7 +32,7 @@ export function useJsonDepthLimit(limit = MAX_JSON_DEPTH): Plugin {
         onRequestParseDone({ requestParserResult }) {
           for (const params of Array.isArray(requestParserResult) ? requestParserResult : [requestParserResult]) {
             for (const part of ['variables', 'extensions'] as const) {
-              if (jsonDepth(params[part], limit) > limit) throw toGraphQLError(invalid(part, `must not nest deeper than ${limit} levels`));
+              if (jsonDepth(params[part], limit) > limit) throw graphqlError(invalid(part, `must not nest deeper than ${limit} levels`));
             }
           }
         },

@@ -15,7 +15,7 @@
 import type { Plugin } from 'graphql-yoga';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { HttpConfig } from '../config.ts';
-import { extensionsOf } from '../schema/errors.ts';
+import { extensionsOf } from '../errors.ts';
 import type { RateLimiter } from '../notify/rate-limit.ts';
 import type { Logger } from '../log.ts';
 import { stateOf, type RequestState } from './request-state.ts';

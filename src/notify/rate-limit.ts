@@ -1,6 +1,7 @@
 // A sliding-window rate limiter: at most `limit` hits per key within `windowMs`.
 // Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
 import { failFastRedis } from '../redis.ts';
+import { UnavailableError } from '../errors.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -14,11 +15,6 @@ export interface RateLimiter {
   /** Counts a hit for key unless the window is full. */
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
   close(): Promise<void>;
-}
-
-/** The limiter's store cannot be reached. */
-export class RateLimiterUnavailableError extends Error {
-  override name = 'RateLimiterUnavailableError';
 }
 
 export function createMemoryRateLimiter(now: () => number = Date.now): RateLimiter {
@@ -76,7 +72,7 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
     await client.connect();
   } catch (err) {
     client.disconnect();
-    throw new RateLimiterUnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
+    throw new UnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
   }
   let seq = 0;
   const tag = Math.random().toString(36).slice(2, 8);
@@ -86,7 +82,7 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
       try {
         res = await client.rateHit(`${prefix}rate:${key}`, limit, windowMs, `${tag}${seq++}`);
       } catch (err) {
-        throw new RateLimiterUnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
+        throw new UnavailableError(`rate limiter unavailable: ${(err as Error).message}`, { cause: err });
       }
       const [allowed, remaining, retryAfterMs] = res.map(Number) as [number, number, number];
       return { allowed: allowed === 1, remaining, retryAfterMs };

@@ -1,5 +1,4 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
-import type { ZodType } from 'zod';
 import type { CommandContext, Details } from '../commands/context.ts';
 import type { Builder } from './builder.ts';
 
@@ -38,8 +37,8 @@ export function addCommon(builder: Builder) {
   builder.mutationType({});
 
   /**
-   * A mutation with one required `input`, checked by its zod rules before the
-   * command runs; the resolver only hands the input to the command.
+   * A mutation with one required `input`; the resolver only hands it to the
+   * command, which checks it against its own rules (src/commands/command.ts).
    */
   const commandMutation = (
     name: string,
@@ -47,7 +46,6 @@ export function addCommon(builder: Builder) {
       description: string;
       deprecationReason?: string;
       input: unknown;
-      rules: ZodType;
       payload: unknown;
       run: (ctx: CommandContext, input: any) => Promise<unknown>;
     },
@@ -57,7 +55,7 @@ export function addCommon(builder: Builder) {
         description: spec.description,
         ...(spec.deprecationReason ? { deprecationReason: spec.deprecationReason } : {}),
         type: spec.payload as any,
-        args: { input: t.arg({ type: spec.input as any, required: true, validate: { schema: spec.rules } as any }) },
+        args: { input: t.arg({ type: spec.input as any, required: true }) },
         resolve: (_root, args, ctx) => spec.run(ctx.cmd, args.input) as Promise<any>,
       }),
     );

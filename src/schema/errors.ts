@@ -1,15 +1,7 @@
-// AppError → GraphQLError with the extensions of DESIGN.md section 7; anything
-// unexpected is masked and logged with the request id.
+// AppError → GraphQLError with the extensions of src/errors.ts; what graphql-js
+// raises itself is classified; anything unexpected is masked with the request id.
 import { GraphQLError } from 'graphql';
-import type { ZodError } from 'zod';
-import { CodeStoreUnavailableError } from '../codes/codes.ts';
-import { AppError, errorCodes, invalidArgument, unavailable, type ErrorCode } from '../errors.ts';
-import { StoreUnavailableError } from '../store/port.ts';
-
-export function extensionsOf(code: ErrorCode, details: unknown[] = []) {
-  const { grpcCode, status } = errorCodes[code];
-  return { code, grpcCode, details, http: { status } };
-}
+import { extensionsOf, type AppError } from '../errors.ts';
 
 export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLError {
   return new GraphQLError(err.message, {
@@ -18,19 +10,6 @@ export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLErr
     path: source?.path,
     extensions: extensionsOf(err.code, err.details),
   });
-}
-
-/** The AppError a thrown value stands for, or null when it is unexpected. */
-export function asAppError(err: unknown): AppError | null {
-  if (err instanceof AppError) return err;
-  if (err instanceof StoreUnavailableError || err instanceof CodeStoreUnavailableError) return unavailable();
-  return null;
-}
-
-export function zodToAppError(error: ZodError): AppError {
-  return invalidArgument(
-    error.issues.map((issue) => ({ field: issue.path.map(String).join('.') || 'input', description: issue.message })),
-  );
 }
 
 /**

@@ -1,6 +1,5 @@
 // GraphQL surface of the identity provider operations: inputs, payloads, the IdentityProvider type. Thin: map and call.
 import { detailsOf } from '../commands/context.ts';
-import { idpInputRules } from '../commands/idp-inputs.ts';
 import * as idps from '../commands/idps.ts';
 import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -43,7 +42,6 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
   commandMutation('addOIDCIdentityProvider', {
     description: 'Create an OIDC identity provider in the organization selected by x-service-orgid.',
     input: AddOIDCIdentityProviderInput,
-    rules: idpInputRules.addOIDCIdentityProvider,
     payload: AddOIDCIdentityProviderPayload,
     run: idps.addOIDCIdentityProvider,
   });
@@ -52,7 +50,6 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     description: '2. Replace the OIDC configuration of an identity provider.',
     deprecationReason: UPDATE_OIDC_IDP_DEPRECATION,
     input: UpdateOIDCIdentityProviderInput,
-    rules: idpInputRules.updateOIDCIdentityProvider,
     payload: detailsPayload('UpdateOIDCIdentityProviderPayload'),
     run: withDetails(idps.updateOIDCIdentityProvider),
   });

@@ -1,14 +1,12 @@
 // The whole GraphQL schema, built from code.
 import { executeSync, lexicographicSortSchema, parse, printSchema, type GraphQLSchema } from 'graphql';
 import type { Config } from '../config.ts';
-import { userInputRules } from '../commands/user-inputs.ts';
 import { createBuilder } from './builder.ts';
 import { addCommon } from './common.ts';
 import { addIdps } from './idps.ts';
 import { addOrgs } from './orgs.ts';
 import { addProjects } from './projects.ts';
 import { addResend } from './resend.ts';
-import { projectInputRules } from '../commands/project-inputs.ts';
 import { addScalars } from './scalars.ts';
 import { addU2F } from './u2f.ts';
 import { addUsers } from './users.ts';
@@ -17,10 +15,10 @@ export function buildSchema(config: Config): GraphQLSchema {
   const builder = createBuilder();
   addScalars(builder);
   const common = addCommon(builder);
-  addUsers(builder, common, userInputRules(config));
+  addUsers(builder, common);
   addOrgs(builder, common);
-  addProjects(builder, common, projectInputRules(config));
-  addU2F(builder, common, config);
+  addProjects(builder, common);
+  addU2F(builder, common);
   addIdps(builder, common);
   addResend(builder, common);
   // An Apollo Federation 2 subgraph: `_service { sdl }`, `_entities` and the @key entities (schema/entities.ts).

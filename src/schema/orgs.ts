@@ -15,7 +15,6 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
   commandMutation('addOrganization', {
     description: 'Create an organization (instance administrators only).',
     input: AddOrganizationInput,
-    rules: orgs.orgInputRules.addOrganization,
     payload: AddOrganizationPayload,
     run: orgs.addOrganization,
   });
@@ -32,7 +31,6 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
   commandMutation('addOrgMember', {
     description: 'Grant roles in the organization selected by x-service-orgid to a user.',
     input: AddOrgMemberInput,
-    rules: orgs.orgInputRules.addOrgMember,
     payload: detailsPayload('AddOrgMemberPayload'),
     run: withDetails(orgs.addOrgMember),
   });

@@ -1,6 +1,5 @@
 // GraphQL surface of projects and SAML applications: inputs, payloads, the Project and SAMLApp types. Thin: map and call.
 import { detailsOf } from '../commands/context.ts';
-import type { ProjectInputRules } from '../commands/project-inputs.ts';
 import * as projects from '../commands/projects.ts';
 import type { Project, SAMLApp } from '../model/projects.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -8,7 +7,7 @@ import type { Builder } from './builder.ts';
 import type { Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
-export function addProjects(builder: Builder, { Details: DetailsRef, commandMutation }: Common, rules: ProjectInputRules) {
+export function addProjects(builder: Builder, { Details: DetailsRef, commandMutation }: Common) {
   const AddProjectInput = builder.inputType('AddProjectInput', {
     description: 'Project names are unique in their organization, ignoring case.',
     fields: (t) => ({ name: t.string({ required: true }) }),
@@ -19,7 +18,6 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
   commandMutation('addProject', {
     description: 'Create a project in the organization selected by x-service-orgid.',
     input: AddProjectInput,
-    rules: rules.addProject,
     payload: AddProjectPayload,
     run: projects.addProject,
   });
@@ -39,7 +37,6 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
   commandMutation('addSAMLApp', {
     description: '8. Create a SAML application in a project.',
     input: AddSAMLAppInput,
-    rules: rules.addSAMLApp,
     payload: AddSAMLAppPayload,
     run: projects.addSAMLApp,
   });

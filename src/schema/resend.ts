@@ -5,7 +5,6 @@ import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 
 export function addResend(builder: Builder, { detailsPayload, commandMutation }: Common) {
-  const rules = resend.resendInputRules;
   const ResendEmailCodeInput = builder.inputType('ResendEmailCodeInput', {
     fields: (t) => ({
       userId: t.id({ required: true }),
@@ -23,7 +22,6 @@ export function addResend(builder: Builder, { detailsPayload, commandMutation }:
       'Send a fresh verification code to the unverified email of a user (user.write, or the user itself); the earlier code no longer verifies. ' +
       'At most RESEND_LIMIT_PER_HOUR (default 5) sends per user an hour, then RESOURCE_EXHAUSTED. No event is written: details are those of the user.',
     input: ResendEmailCodeInput,
-    rules: rules.resendEmailCode,
     payload: detailsPayload('ResendEmailCodePayload'),
     run: withDetails(resend.resendEmailCode),
   });
@@ -32,7 +30,6 @@ export function addResend(builder: Builder, { detailsPayload, commandMutation }:
     description:
       'Send a fresh verification code by SMS to the unverified phone of a user (user.write, or the user itself); FAILED_PRECONDITION when no SMS provider is configured. Limited like resendEmailCode.',
     input: ResendPhoneCodeInput,
-    rules: rules.resendPhoneCode,
     payload: detailsPayload('ResendPhoneCodePayload'),
     run: withDetails(resend.resendPhoneCode),
   });

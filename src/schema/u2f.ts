@@ -1,13 +1,10 @@
 // GraphQL surface of U2F registration: registerU2F and verifyU2FRegistration. Thin: map and call.
 // The U2FToken type (id, name, state) lives with the User type in users.ts.
-import type { Config } from '../config.ts';
 import * as u2f from '../commands/u2f.ts';
-import { u2fInputRules } from '../commands/u2f-inputs.ts';
 import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 
-export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common, config: Config) {
-  const rules = u2fInputRules(config);
+export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common) {
 
   const RegisterU2FInput = builder.inputType('RegisterU2FInput', {
     fields: (t) => ({
@@ -32,7 +29,6 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, 
   commandMutation('registerU2F', {
     description: 'Start the registration of a U2F token: returns the WebAuthn creation options for the client.',
     input: RegisterU2FInput,
-    rules: rules.registerU2F,
     payload: RegisterU2FPayload,
     run: u2f.registerU2F,
   });
@@ -53,7 +49,6 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, 
   commandMutation('verifyU2FRegistration', {
     description: '3. Complete the registration of a U2F (WebAuthn) token.',
     input: VerifyU2FRegistrationInput,
-    rules: rules.verifyU2FRegistration,
     payload: detailsPayload('VerifyU2FRegistrationPayload'),
     run: withDetails(u2f.verifyU2FRegistration),
   });

@@ -1,5 +1,4 @@
 // GraphQL surface of the user operations: inputs, payloads, the User type. Thin: map and call.
-import type { UserInputRules } from '../commands/user-inputs.ts';
 import * as users from '../commands/users.ts';
 import * as reads from '../commands/reads.ts';
 import { detailsOf, type Details } from '../commands/context.ts';
@@ -9,7 +8,7 @@ import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
-export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload, commandMutation }: Common, rules: UserInputRules) {
+export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload, commandMutation }: Common) {
   const profileFields = (t: any, displayNameRequired: boolean) => ({
     firstName: t.string({ required: true }),
     lastName: t.string({ required: true }),
@@ -119,17 +118,17 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
   });
 
   const mutations = [
-    ['updateMyProfile', '1. Change the profile of the authenticated user.', UpdateMyProfileInput, rules.updateMyProfile, detailsPayload('UpdateMyProfilePayload'), withDetails(users.updateMyProfile)],
-    ['updateHumanProfile', '4. Update the profile of a human user.', UpdateHumanProfileInput, rules.updateHumanProfile, detailsPayload('UpdateHumanProfilePayload'), withDetails(users.updateHumanProfile)],
-    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, rules.addHumanUser, AddHumanUserPayload, users.addHumanUser],
-    ['setEmail', '6. Change the email of a user.', SetEmailInput, rules.setEmail, SetEmailPayload, users.setEmail],
-    ['updateHumanPhone', '7. Update the phone of a human user.', UpdateHumanPhoneInput, rules.updateHumanPhone, detailsPayload('UpdateHumanPhonePayload'), withDetails(users.updateHumanPhone)],
-    ['setHumanPassword', '9. Set the password of a human user.', SetHumanPasswordInput, rules.setHumanPassword, detailsPayload('SetHumanPasswordPayload'), withDetails(users.setHumanPassword)],
-    ['verifyEmail', 'Verify the email of a user with the code that was sent or returned.', VerifyEmailInput, rules.verifyCode, detailsPayload('VerifyEmailPayload'), withDetails(users.verifyEmail)],
-    ['verifyPhone', 'Verify the phone of a user with the code that was sent.', VerifyPhoneInput, rules.verifyCode, detailsPayload('VerifyPhonePayload'), withDetails(users.verifyPhone)],
+    ['updateMyProfile', '1. Change the profile of the authenticated user.', UpdateMyProfileInput, detailsPayload('UpdateMyProfilePayload'), withDetails(users.updateMyProfile)],
+    ['updateHumanProfile', '4. Update the profile of a human user.', UpdateHumanProfileInput, detailsPayload('UpdateHumanProfilePayload'), withDetails(users.updateHumanProfile)],
+    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, users.addHumanUser],
+    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, users.setEmail],
+    ['updateHumanPhone', '7. Update the phone of a human user.', UpdateHumanPhoneInput, detailsPayload('UpdateHumanPhonePayload'), withDetails(users.updateHumanPhone)],
+    ['setHumanPassword', '9. Set the password of a human user.', SetHumanPasswordInput, detailsPayload('SetHumanPasswordPayload'), withDetails(users.setHumanPassword)],
+    ['verifyEmail', 'Verify the email of a user with the code that was sent or returned.', VerifyEmailInput, detailsPayload('VerifyEmailPayload'), withDetails(users.verifyEmail)],
+    ['verifyPhone', 'Verify the phone of a user with the code that was sent.', VerifyPhoneInput, detailsPayload('VerifyPhonePayload'), withDetails(users.verifyPhone)],
   ] as const;
-  for (const [name, description, input, schema, payload, run] of mutations) {
-    commandMutation(name, { description, input, rules: schema, payload, run });
+  for (const [name, description, input, payload, run] of mutations) {
+    commandMutation(name, { description, input, payload, run });
   }
 
   addUserType(builder, DetailsRef, Gender);

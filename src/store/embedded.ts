@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import {
   ConcurrencyError,
   ConstraintError,
-  StoreUnavailableError,
   type AggregateType,
   type EventStore,
   type NewEvent,
@@ -16,6 +15,7 @@ import {
   type Snapshot,
   type StoredEvent,
 } from './port.ts';
+import { UnavailableError } from '../errors.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 
 export interface EmbeddedStoreOptions {
@@ -183,7 +183,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
         await file.truncate(size).catch(() => {});
         for (const item of [...batch, ...queue]) {
           forget(item);
-          item.reject(new StoreUnavailableError(e));
+          item.reject(new UnavailableError('store unavailable', { cause: e }));
         }
         queue = [];
         break;
@@ -219,7 +219,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     // Everything up to the promise runs synchronously: checks and reservation are atomic.
     append: async <S>(event: NewEvent, opts?: { claims?: string[] }) => {
       if (closed) throw new Error('embedded store is closed');
-      if (broken) throw new StoreUnavailableError(broken);
+      if (broken) throw new UnavailableError('store unavailable', { cause: broken });
       const { aggregateType, aggregateId, sequence } = event;
       const key = keyOf(aggregateType, aggregateId);
       const tip = pending.get(key)?.snapshot ?? snapshotOf(aggregateType, aggregateId) ?? null;
@@ -279,7 +279,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     },
 
     ping: async () => {
-      if (broken) throw new StoreUnavailableError(broken);
+      if (broken) throw new UnavailableError('store unavailable', { cause: broken });
     },
 
     close: async () => {

@@ -17,7 +17,6 @@ import {
 import {
   ConcurrencyError,
   ConstraintError,
-  StoreUnavailableError,
   type AggregateType,
   type EventStore,
   type NewEvent,
@@ -25,6 +24,7 @@ import {
   type Snapshot,
   type StoredEvent,
 } from './port.ts';
+import { UnavailableError } from '../errors.ts';
 import { reduceEvents } from './reduce.ts';
 
 export interface MongoStoreOptions {
@@ -33,7 +33,7 @@ export interface MongoStoreOptions {
   reducers: Reducers;
   /** How long an unconfirmed claim blocks others before it may be taken over. */
   claimGraceMs?: number;
-  /** How long an operation waits for a reachable server before StoreUnavailableError. */
+  /** How long an operation waits for a reachable server before UnavailableError. */
   serverSelectionTimeoutMS?: number;
 }
 
@@ -141,7 +141,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
       await ready();
       return await work();
     } catch (e) {
-      throw isUnavailable(e) ? new StoreUnavailableError(e) : e;
+      throw isUnavailable(e) ? new UnavailableError('store unavailable', { cause: e }) : e;
     }
   }
 
@@ -355,7 +355,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
   try {
     await run(async () => {});
   } catch (e) {
-    if (!(e instanceof StoreUnavailableError)) throw e;
+    if (!(e instanceof UnavailableError)) throw e;
     console.warn('mongo store: server unreachable at start; operations fail until it answers');
   }
   return store;

@@ -52,13 +52,6 @@ export class ConstraintError extends Error {
   }
 }
 
-/** The backing server cannot be reached. */
-export class StoreUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super('store unavailable', { cause });
-    this.name = 'StoreUnavailableError';
-  }
-}
 
 export interface AppendOptions {
   /** Uniqueness keys to claim before the append; released if the append fails. */
