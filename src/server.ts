@@ -22,6 +22,8 @@ import type { GraphQLContext } from './schema/builder.ts';
 import { asAppError } from './errors.ts';
 import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
 import { openStores, type Stores } from './stores.ts';
+import { maxRequestBodyBytes } from './http/body-limit.ts';
+import { createWireHandler, isWirePath } from './wire/index.ts';
 
 export interface Gateway {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -103,6 +105,9 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useGraphQlJit()],
   });
 
+  // The wire API (gRPC, gRPC-web, Connect) over the same commands, on the same port.
+  const wire = createWireHandler({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config) });
+
   let stopping: Promise<boolean> | undefined;
   const shutdown = () =>
     (stopping ??= (async () => {
@@ -118,7 +123,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     logger,
     delivery,
     metrics,
-    listen: () => http.listen(yoga),
+    listen: () => http.listen(yoga, { matches: isWirePath, handler: wire }),
     shutdown,
     async close() {
       await shutdown();

@@ -3,7 +3,8 @@
 // limits, idempotency keys, request facts for logs and metrics, and the node
 // handler with /health, /ready, /metrics and the graceful drain.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttp2Server, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { Plugin } from 'graphql-yoga';
 import type { TokenVerifier } from '../auth/tokens.ts';
@@ -22,7 +23,34 @@ import { createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempoten
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
 import { authenticate, useEdge } from './rate-limit.ts';
-import { stateOf, useRequestState, type RequestState } from './request-state.ts';
+import { stateOf, useRequestState, type EdgeContext, type RequestState } from './request-state.ts';
+import { createOnePortServer } from './one-port.ts';
+
+/** The wire API's node handler and the paths it serves (src/wire). */
+export interface WireRoute {
+  matches(path: string): boolean;
+  handler(req: any, res: any, state?: RequestState): void;
+}
+
+/**
+ * The edge writes `Connection: close` while draining and on refused oversized bodies, and
+ * yoga passes a status message: HTTP/2 has neither (node throws on connection headers and
+ * warns on status messages), so over HTTP/2 they are left out.
+ */
+function forHttp2(res: Http2ServerResponse): Http2ServerResponse {
+  const setHeader = res.setHeader.bind(res);
+  const writeHead = res.writeHead.bind(res) as (...args: any[]) => Http2ServerResponse;
+  res.setHeader = ((name: string, value: any) => (name.toLowerCase() === 'connection' ? res : setHeader(name, value))) as typeof res.setHeader;
+  res.writeHead = ((status: number, ...rest: any[]) => {
+    const args = rest
+      .filter((a) => typeof a !== 'string')
+      .map((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.fromEntries(Object.entries(a).filter(([k]) => k.toLowerCase() !== 'connection')) : a));
+    return writeHead(status, ...args);
+  }) as typeof res.writeHead;
+  return res;
+}
+
+const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface HttpLayer {
   /** For createYoga: CORS, the body cap, batching off. */
@@ -31,7 +59,8 @@ export interface HttpLayer {
   plugins: Plugin[];
   /** The request's state with its caller checked (for the GraphQL context). */
   authenticated(request: Request): Promise<RequestState>;
-  listen(app: (req: any, res: any) => unknown): Promise<{ server: Server; url: string }>;
+  /** One port: HTTP/1.1 and h2c; the wire API's paths to `wire`, everything else to the edge (GraphQL, probes, metrics). */
+  listen(app: (req: any, res: any, context: any) => unknown, wire?: WireRoute): Promise<{ server: Server; url: string }>;
   /** Drains the server (SHUTDOWN_TIMEOUT_MS) and closes the idempotency store; true when nothing was cut. */
   close(): Promise<boolean>;
   readonly edge: Edge | undefined;
@@ -89,6 +118,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
 
   let edge: Edge | undefined;
   let server: Server | undefined;
+  let stopListening: (() => { closed: Promise<void>; cut: () => void }) | undefined;
   return {
     yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: maxBodyBytes, batching: false },
     plugins,
@@ -100,20 +130,56 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     get edge() {
       return edge;
     },
-    async listen(app) {
-      edge = createEdge({ app, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget });
+    async listen(app, wire) {
+      const pathOf = (req: { url?: string }) => (req.url ?? '/').split('?')[0] ?? '/';
+      // Behind the edge (token, body caps and budgets, request id, log line, metrics, drain):
+      // the wire API's paths to its handler, everything else to yoga.
+      const dispatch = (req: any, res: any, context: EdgeContext) =>
+        wire?.matches(pathOf(req)) ? wire.handler(req, res, context.requestState) : app(req, res, context);
+      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget });
+      const theEdge = edge;
       server = createServer(edge.handler);
       // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.
       server.on('checkContinue', edge.handler);
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(config.port, config.host, () => resolve());
+      const h2 = createHttp2Server({}, (req, res) => theEdge.handler(req as any, forHttp2(res) as any));
+      h2.on('checkContinue', (req, res) => theEdge.handler(req as any, forHttp2(res) as any));
+      const sessions = new Set<Http2Session>();
+      h2.on('session', (session: Http2Session) => {
+        sessions.add(session);
+        session.once('close', () => sessions.delete(session));
       });
-      const { port } = server.address() as AddressInfo;
-      return { server, url: `http://${config.host}:${port}/graphql` };
+      const port = createOnePortServer(server, h2);
+      await new Promise<void>((resolve, reject) => {
+        port.once('error', reject);
+        port.listen(config.port, config.host, () => resolve());
+      });
+      const { port: bound } = port.address() as AddressInfo;
+      // The http server never listens itself: 'listening' starts its connection tracking, which
+      // enforces headersTimeout / requestTimeout and lets the drain close idle and open connections.
+      server.emit('listening');
+      stopListening = () => {
+        const closed = new Promise<void>((resolve) => (port as NetServer).close(() => resolve()));
+        // HTTP/2: GOAWAY; the streams in flight finish (the edge's drain waits for them).
+        for (const session of sessions) session.close();
+        return {
+          closed,
+          cut: () => {
+            for (const session of sessions) session.destroy();
+          },
+        };
+      };
+      return { server, url: `http://${config.host}:${bound}/graphql` };
     },
     async close() {
-      const clean = server && edge ? await edge.drain(server, config.http.shutdownTimeoutMs) : true;
+      let clean = true;
+      if (server && edge && stopListening) {
+        // The port first (no new connections; HTTP/2 sessions told to go away), then the edge's
+        // drain of every request in flight (HTTP/1.1 and HTTP/2), then the last HTTP/2 sessions.
+        const port = stopListening();
+        clean = await edge.drain(server, config.http.shutdownTimeoutMs);
+        port.cut();
+        await Promise.race([port.closed, sleepMs(200)]);
+      }
       await idempotencyStore.close();
       return clean;
     },

@@ -34,6 +34,8 @@ export interface Response<T> {
 
 export interface TestGateway {
   url: string;
+  /** The gateway's origin without /graphql (http://127.0.0.1:port), for the wire API's clients. */
+  baseUrl: string;
   config: Config;
   gateway: Gateway;
   adminId: string;
@@ -66,6 +68,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
 
   return {
     url,
+    baseUrl: new URL(url).origin,
     config,
     gateway,
     adminId: admin.adminUserId,

@@ -1,0 +1,83 @@
+// What every wire method shares: the CommandContext from the request headers (the same
+// one src/server.ts builds for GraphQL), and the error mapping around the command call.
+// Requests come through the HTTP edge (src/http/edge.ts), which has checked the token and
+// keeps the request's state (id, caller, error codes) for its log line and metrics.
+import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
+import type { TokenVerifier } from '../auth/tokens.ts';
+import type { CommandContext, Deps } from '../commands/context.ts';
+import type { RequestState } from '../http/request-state.ts';
+import type { Logger } from '../log.ts';
+import { codeName, toConnectError, type FieldRenames } from './errors.ts';
+
+export interface WireDeps {
+  deps: Deps;
+  tokens: TokenVerifier;
+  logger: Logger;
+}
+
+/** The edge's state of the request, when it came through the edge. */
+export const requestStateKey = createContextKey<RequestState | undefined>(undefined, { description: 'edge request state' });
+
+/**
+ * Authorization: Bearer checked with the gateway's TokenVerifier (by the edge already, when
+ * it passed the request on); the organization header is x-service-orgid (SPEC.md) or
+ * x-zitadel-orgid (ZITADEL's clients), the first one given.
+ */
+export async function commandContext(wire: WireDeps, headers: Headers, state?: RequestState): Promise<CommandContext> {
+  const ctx: CommandContext = {
+    deps: wire.deps,
+    callerId: null,
+    orgHeader: headers.get('x-service-orgid') || headers.get('x-zitadel-orgid') || null,
+  };
+  if (state?.authChecked) {
+    ctx.callerId = state.caller;
+    if (state.authError) ctx.authError = state.authError;
+    return ctx;
+  }
+  const authorization = headers.get('authorization');
+  if (authorization) {
+    try {
+      ctx.callerId = (await wire.tokens.verify(authorization)).userId;
+    } catch (err) {
+      ctx.authError = err as Error;
+    }
+  }
+  return ctx;
+}
+
+/** A unary method: build the context, run, map any failure to a ConnectError. */
+export function unary<Req, Res>(
+  wire: WireDeps,
+  method: string,
+  run: (ctx: CommandContext, req: Req) => Promise<Res>,
+  renames?: FieldRenames,
+): (req: Req, handler: HandlerContext) => Promise<Res> {
+  return async (req, handler) => {
+    const state = handler.values.get(requestStateKey);
+    try {
+      return await run(await commandContext(wire, handler.requestHeader, state), req);
+    } catch (err) {
+      throw toConnectError(err, wire.logger, { method, renames, requestId: state?.requestId });
+    }
+  };
+}
+
+/**
+ * Server interceptor: the method and the error code of each call on the edge's request
+ * state, so the request log line and the metrics name them (never the bodies).
+ */
+export const requestFacts: Interceptor = (next) => async (req) => {
+  const state = req.contextValues.get(requestStateKey);
+  if (state) {
+    state.operationName = req.method.name;
+    state.operationType = req.method.name.startsWith('Get') ? 'query' : 'mutation';
+    // Bounded by the services' methods: fit for metric labels.
+    state.rootField = `${req.service.typeName}/${req.method.name}`;
+  }
+  try {
+    return await next(req);
+  } catch (err) {
+    state?.errorCodes.push(codeName(ConnectError.from(err)));
+    throw err;
+  }
+};

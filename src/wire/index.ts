@@ -1,0 +1,60 @@
+// The wire API (DESIGN.md section 2): ZITADEL's services from the @zitadel/proto descriptors,
+// served by connect-node over gRPC, gRPC-web and Connect beside /graphql. Thin: each method
+// maps its request to a command input and the result to its response (src/wire/*.ts).
+// Protobuf descriptors: @zitadel/proto (MIT), generated from ZITADEL's .proto files (Apache-2.0).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { createContextValues } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import type { RequestState } from '../http/request-state.ts';
+import { AuthService } from '@zitadel/proto/zitadel/auth_pb.js';
+import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
+import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
+import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { authService } from './auth.ts';
+import { requestFacts, requestStateKey, type WireDeps } from './context.ts';
+import { managementService } from './management.ts';
+import { organizationService } from './orgs-v2.ts';
+import { userService } from './users-v2.ts';
+
+export type { WireDeps } from './context.ts';
+
+export const WIRE_SERVICES = [AuthService, ManagementService, UserService, OrganizationService] as const;
+
+const PREFIXES = WIRE_SERVICES.map((s) => `/${s.typeName}/`);
+
+/** True for a request path of one of the wire services (`/zitadel.auth.v1.AuthService/GetMyUser`). */
+export const isWirePath = (path: string) => PREFIXES.some((p) => path.startsWith(p));
+
+type NodeRequest = IncomingMessage | Http2ServerRequest;
+/** A node handler; `state` is the edge's state of the request when it came through the edge. */
+export type NodeHandler = (req: NodeRequest, res: ServerResponse | Http2ServerResponse, state?: RequestState) => void;
+
+export interface WireOptions extends WireDeps {
+  /** Largest request message accepted (the gateway's body cap). */
+  readMaxBytes: number;
+}
+
+/** One node handler for the four services, gRPC (HTTP/2), gRPC-web and Connect. */
+export function createWireHandler(options: WireOptions): NodeHandler {
+  const { readMaxBytes, ...wire } = options;
+  const states = new WeakMap<NodeRequest, RequestState>();
+  const adapter = connectNodeAdapter({
+    grpc: true,
+    grpcWeb: true,
+    connect: true,
+    readMaxBytes,
+    interceptors: [requestFacts],
+    contextValues: (req) => createContextValues().set(requestStateKey, states.get(req)),
+    routes(router) {
+      router.service(AuthService, authService(wire));
+      router.service(ManagementService, managementService(wire));
+      router.service(UserService, userService(wire));
+      router.service(OrganizationService, organizationService(wire));
+    },
+  });
+  return (req, res, state) => {
+    if (state) states.set(req, state);
+    adapter(req as never, res as never);
+  };
+}

@@ -1,0 +1,132 @@
+// zitadel.management.v1.ManagementService: the user, IDP, project and member methods of
+// SPEC.md and their reads; every other method answers UNIMPLEMENTED. The organization is
+// the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
+import type { ServiceImpl } from '@connectrpc/connect';
+import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
+import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
+import { ProjectStateSchema } from '@zitadel/proto/zitadel/project_pb.js';
+import { GenderSchema } from '@zitadel/proto/zitadel/user_pb.js';
+import * as idps from '../commands/idps.ts';
+import * as orgs from '../commands/orgs.ts';
+import * as projects from '../commands/projects.ts';
+import * as reads from '../commands/reads.ts';
+import * as users from '../commands/users.ts';
+import { notFound } from '../errors.ts';
+import { base64, detailsV1, enumName, enumNumber, opt, snapshotDetails } from './convert.ts';
+import { unary, type WireDeps } from './context.ts';
+import { userV1 } from './users-v1.ts';
+
+export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof ManagementService>> {
+  return {
+    updateHumanProfile: unary(wire, 'UpdateHumanProfile', async (ctx, req) => ({
+      details: detailsV1(
+        await users.updateHumanProfile(ctx, {
+          userId: req.userId,
+          firstName: req.firstName,
+          lastName: req.lastName,
+          nickName: opt(req.nickName),
+          displayName: opt(req.displayName),
+          preferredLanguage: opt(req.preferredLanguage),
+          gender: enumName(GenderSchema, req.gender),
+        }),
+      ),
+    })),
+
+    updateHumanPhone: unary(wire, 'UpdateHumanPhone', async (ctx, req) => ({
+      details: detailsV1(await users.updateHumanPhone(ctx, { userId: req.userId, phone: req.phone, isPhoneVerified: req.isPhoneVerified })),
+    })),
+
+    setHumanPassword: unary(wire, 'SetHumanPassword', async (ctx, req) => ({
+      details: detailsV1(await users.setHumanPassword(ctx, { userId: req.userId, password: req.password, noChangeRequired: req.noChangeRequired })),
+    })),
+
+    addOrgOIDCIDP: unary(wire, 'AddOrgOIDCIDP', async (ctx, req) => {
+      const { idpId, details } = await idps.addOIDCIdentityProvider(ctx, {
+        name: req.name,
+        issuer: req.issuer,
+        clientId: req.clientId,
+        clientSecret: req.clientSecret,
+        scopes: req.scopes,
+        displayNameMapping: enumName(OIDCMappingFieldSchema, req.displayNameMapping),
+        usernameMapping: enumName(OIDCMappingFieldSchema, req.usernameMapping),
+      });
+      return { idpId, details: detailsV1(details) };
+    }),
+
+    updateOrgIDPOIDCConfig: unary(wire, 'UpdateOrgIDPOIDCConfig', async (ctx, req) => ({
+      details: detailsV1(
+        await idps.updateOIDCIdentityProvider(ctx, {
+          idpId: req.idpId,
+          issuer: req.issuer,
+          clientId: req.clientId,
+          clientSecret: opt(req.clientSecret),
+          scopes: req.scopes,
+          displayNameMapping: enumName(OIDCMappingFieldSchema, req.displayNameMapping),
+          usernameMapping: enumName(OIDCMappingFieldSchema, req.usernameMapping),
+        }),
+      ),
+    })),
+
+    addProject: unary(wire, 'AddProject', async (ctx, req) => {
+      const { projectId, details } = await projects.addProject(ctx, { name: req.name });
+      return { id: projectId, details: detailsV1(details) };
+    }),
+
+    addSAMLApp: unary(wire, 'AddSAMLApp', async (ctx, req) => {
+      const { appId, details } = await projects.addSAMLApp(ctx, {
+        projectId: req.projectId,
+        name: req.name,
+        metadataXml: req.metadata.case === 'metadataXml' ? base64(req.metadata.value) : undefined,
+        metadataUrl: req.metadata.case === 'metadataUrl' ? req.metadata.value : undefined,
+      });
+      return { appId, details: detailsV1(details) };
+    }),
+
+    addOrgMember: unary(wire, 'AddOrgMember', async (ctx, req) => ({
+      details: detailsV1(await orgs.addOrgMember(ctx, { userId: req.userId, roles: req.roles })),
+    })),
+
+    getUserByID: unary(wire, 'GetUserByID', async (ctx, req) => {
+      const user = await reads.user(ctx, req.id);
+      if (!user) throw notFound('User');
+      return { user: userV1(user) };
+    }),
+
+    getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req) => {
+      const idp = await idps.identityProvider(ctx, req.id);
+      if (!idp) throw notFound('Identity provider');
+      return {
+        idp: {
+          id: idp.id,
+          details: detailsV1(snapshotDetails(idp)),
+          state: enumNumber(IDPStateSchema, 'IDP_STATE_ACTIVE'),
+          name: idp.state.name,
+          owner: enumNumber(IDPOwnerTypeSchema, 'IDP_OWNER_TYPE_ORG'),
+          config: {
+            case: 'oidcConfig',
+            value: {
+              clientId: idp.state.clientId,
+              issuer: idp.state.issuer,
+              scopes: idp.state.scopes,
+              displayNameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.displayNameMapping),
+              usernameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.usernameMapping),
+            },
+          },
+        },
+      };
+    }),
+
+    getProjectByID: unary(wire, 'GetProjectByID', async (ctx, req) => {
+      const project = await projects.project(ctx, req.id);
+      if (!project) throw notFound('Project');
+      return {
+        project: {
+          id: project.id,
+          details: detailsV1(snapshotDetails(project)),
+          name: project.state.name,
+          state: enumNumber(ProjectStateSchema, 'PROJECT_STATE_ACTIVE'),
+        },
+      };
+    }),
+  };
+}

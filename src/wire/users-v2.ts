@@ -1,0 +1,158 @@
+// zitadel.user.v2.UserService: AddHumanUser, SetEmail, VerifyEmail, VerifyPhone, RegisterU2F,
+// VerifyU2FRegistration and GetUserByID; every other method answers UNIMPLEMENTED.
+import type { JsonObject } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { GenderSchema, UserStateSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
+import { UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { visibleMany } from '../commands/entities.ts';
+import * as u2f from '../commands/u2f.ts';
+import * as users from '../commands/users.ts';
+import { notFound } from '../errors.ts';
+import type { User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
+import { base64, detailsV2, enumName, enumNumber, opt, snapshotDetails } from './convert.ts';
+import { unary, type WireDeps } from './context.ts';
+import type { FieldRenames } from './errors.ts';
+
+/** AddHumanUser's command fields whose wire names are not their snake_case. */
+const ADD_HUMAN_USER_RENAMES: FieldRenames = {
+  organisation: 'organization',
+  'profile.firstName': 'profile.given_name',
+  'profile.lastName': 'profile.family_name',
+};
+
+/** The email verification oneof (send_code / return_code / is_verified) as the command's three fields. */
+function emailVerification(v: SetEmailRequest['verification']) {
+  switch (v.case) {
+    case 'sendCode':
+      return { sendCode: { urlTemplate: opt(v.value.urlTemplate) } };
+    case 'returnCode':
+      return { returnCode: true };
+    case 'isVerified':
+      return { isVerified: v.value };
+    default:
+      return {};
+  }
+}
+
+function addHumanUserInput(req: AddHumanUserRequest) {
+  const org = req.organization?.org;
+  const phone = req.phone;
+  const password = req.passwordType;
+  return {
+    userId: opt(req.userId),
+    username: opt(req.username),
+    organisation: org?.case === 'orgId' ? { orgId: org.value } : org?.case === 'orgDomain' ? { orgDomain: org.value } : undefined,
+    profile: req.profile && {
+      firstName: req.profile.givenName,
+      lastName: req.profile.familyName,
+      nickName: opt(req.profile.nickName),
+      displayName: opt(req.profile.displayName),
+      preferredLanguage: opt(req.profile.preferredLanguage),
+      gender: req.profile.gender === undefined ? undefined : enumName(GenderSchema, req.profile.gender),
+    },
+    email: req.email && { email: req.email.email, ...emailVerification(req.email.verification) },
+    phone: phone && {
+      phone: phone.phone,
+      sendCode: phone.verification.case === 'sendCode' ? true : undefined,
+      returnCode: phone.verification.case === 'returnCode' ? true : undefined,
+      isVerified: phone.verification.case === 'isVerified' ? phone.verification.value : undefined,
+    },
+    metadata: req.metadata.map((m) => ({ key: m.key, value: base64(m.value) })),
+    password: password.case === 'password' ? { password: password.value.password, changeRequired: password.value.changeRequired } : undefined,
+    hashedPassword: password.case === 'hashedPassword' ? { hash: password.value.hash, changeRequired: password.value.changeRequired } : undefined,
+    idpLinks: req.idpLinks.map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
+  };
+}
+
+const userV2 = (u: Snapshot<User>) => {
+  const details = detailsV2(snapshotDetails(u));
+  const { profile, email, phone } = u.state;
+  return {
+    details,
+    user: {
+      userId: u.id,
+      details,
+      state: enumNumber(UserStateSchema, u.state.state),
+      username: u.state.username,
+      loginNames: [u.state.username],
+      preferredLoginName: u.state.username,
+      type: {
+        case: 'human' as const,
+        value: {
+          userId: u.id,
+          state: enumNumber(UserStateSchema, u.state.state),
+          username: u.state.username,
+          loginNames: [u.state.username],
+          preferredLoginName: u.state.username,
+          profile: {
+            givenName: profile.firstName,
+            familyName: profile.lastName,
+            nickName: profile.nickName ?? undefined,
+            displayName: profile.displayName ?? undefined,
+            preferredLanguage: profile.preferredLanguage ?? undefined,
+            gender: enumNumber(GenderSchema, profile.gender),
+          },
+          email: { email: email.email, isVerified: email.isVerified },
+          phone: phone ? { phone: phone.phone, isVerified: phone.isVerified } : undefined,
+          passwordChangeRequired: u.state.passwordChangeRequired,
+        },
+      },
+    },
+  };
+};
+
+export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserService>> {
+  return {
+    addHumanUser: unary(
+      wire,
+      'AddHumanUser',
+      async (ctx, req) => {
+        const r = await users.addHumanUser(ctx, addHumanUserInput(req));
+        return { userId: r.userId, details: detailsV2(r.details), emailCode: r.emailCode ?? undefined, phoneCode: r.phoneCode ?? undefined };
+      },
+      ADD_HUMAN_USER_RENAMES,
+    ),
+
+    setEmail: unary(wire, 'SetEmail', async (ctx, req) => {
+      const r = await users.setEmail(ctx, { userId: req.userId, email: req.email, ...emailVerification(req.verification) });
+      return { details: detailsV2(r.details), verificationCode: r.verificationCode ?? undefined };
+    }),
+
+    verifyEmail: unary(wire, 'VerifyEmail', async (ctx, req) => ({
+      details: detailsV2(await users.verifyEmail(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
+    })),
+
+    verifyPhone: unary(wire, 'VerifyPhone', async (ctx, req) => ({
+      details: detailsV2(await users.verifyPhone(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
+    })),
+
+    registerU2F: unary(wire, 'RegisterU2F', async (ctx, req) => {
+      const r = await u2f.registerU2F(ctx, { userId: req.userId, domain: opt(req.domain) });
+      return {
+        u2fId: r.u2fId,
+        details: detailsV2(r.details),
+        // google.protobuf.Struct holds JSON values only: drop what JSON drops (undefined).
+        publicKeyCredentialCreationOptions: JSON.parse(JSON.stringify(r.publicKeyCredentialCreationOptions)) as JsonObject,
+      };
+    }),
+
+    verifyU2FRegistration: unary(wire, 'VerifyU2FRegistration', async (ctx, req) => ({
+      details: detailsV2(
+        await u2f.verifyU2FRegistration(ctx, {
+          userId: req.userId,
+          u2fId: req.u2fId,
+          publicKeyCredential: req.publicKeyCredential,
+          tokenName: req.tokenName,
+        }),
+      ),
+    })),
+
+    getUserByID: unary(wire, 'GetUserByID', async (ctx, req) => {
+      // v2 reads a user wherever the caller may see it (the org header, when sent, narrows it).
+      const user = (await visibleMany<User>(ctx, 'user', [req.userId])).get(req.userId);
+      if (!user) throw notFound('User');
+      return userV2(user);
+    }),
+  };
+}
