@@ -23,7 +23,7 @@ import { asAppError } from './errors.ts';
 import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
 import { openStores, type Stores } from './stores.ts';
 import { maxRequestBodyBytes } from './http/body-limit.ts';
-import { createWireHandler, isWirePath } from './wire/index.ts';
+import { createWireRoute } from './wire/rest-route.ts';
 
 export interface Gateway {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -105,8 +105,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useGraphQlJit()],
   });
 
-  // The wire API (gRPC, gRPC-web, Connect) over the same commands, on the same port.
-  const wire = createWireHandler({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config) });
+  // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
+  const wire = createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config) });
 
   let stopping: Promise<boolean> | undefined;
   const shutdown = () =>
@@ -123,7 +123,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     logger,
     delivery,
     metrics,
-    listen: () => http.listen(yoga, { matches: isWirePath, handler: wire }),
+    listen: () => http.listen(yoga, wire),
     shutdown,
     async close() {
       await shutdown();

@@ -15,6 +15,7 @@ import { authService } from './auth.ts';
 import { requestFacts, requestStateKey, type WireDeps } from './context.ts';
 import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
+import { restService, type RestService } from './rest.ts';
 import { userService } from './users-v2.ts';
 
 export type { WireDeps } from './context.ts';
@@ -35,6 +36,14 @@ export interface WireOptions extends WireDeps {
   readMaxBytes: number;
 }
 
+/** The four services and their implementations, for every face that serves them (RPC here, REST in rest-route.ts). */
+export const wireServices = (wire: WireDeps): RestService[] => [
+  restService(AuthService, authService(wire)),
+  restService(ManagementService, managementService(wire)),
+  restService(UserService, userService(wire)),
+  restService(OrganizationService, organizationService(wire)),
+];
+
 /** One node handler for the four services, gRPC (HTTP/2), gRPC-web and Connect. */
 export function createWireHandler(options: WireOptions): NodeHandler {
   const { readMaxBytes, ...wire } = options;
@@ -47,10 +56,7 @@ export function createWireHandler(options: WireOptions): NodeHandler {
     interceptors: [requestFacts],
     contextValues: (req) => createContextValues().set(requestStateKey, states.get(req)),
     routes(router) {
-      router.service(AuthService, authService(wire));
-      router.service(ManagementService, managementService(wire));
-      router.service(UserService, userService(wire));
-      router.service(OrganizationService, organizationService(wire));
+      for (const { service, impl } of wireServices(wire)) router.service(service, impl);
     },
   });
   return (req, res, state) => {

@@ -1,0 +1,31 @@
+// The wire API's one route for the HTTP edge (src/http listen's WireRoute): the connect-node
+// adapter for gRPC, gRPC-web and Connect (`/zitadel.auth.v1.AuthService/GetMyUser`), and the
+// REST/JSON handler for the google.api.http paths (`PUT /auth/v1/users/me/profile`), both over
+// the same service implementations.
+import { requestFacts, type WireDeps } from './context.ts';
+import { createWireHandler, isWirePath, wireServices, type NodeHandler, type WireOptions } from './index.ts';
+import { createRestHandler, type RestHandler } from './rest.ts';
+
+/** The REST/JSON handler for the four wire services. */
+export function createWireRestHandler(options: WireOptions): RestHandler {
+  const { readMaxBytes, ...wire } = options;
+  const deps: WireDeps = wire;
+  return createRestHandler(wireServices(deps), { readMaxBytes, interceptors: [requestFacts], logger: wire.logger });
+}
+
+const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0] ?? '/';
+
+/** A WireRoute: the RPC paths to connect-node, the REST paths (any verb: a wrong one answers 501 as grpc-gateway does) to the REST handler. */
+export function createWireRoute(options: WireOptions): {
+  matches(path: string): boolean;
+  handler: NodeHandler;
+  rest: RestHandler;
+} {
+  const rpc = createWireHandler(options);
+  const rest = createWireRestHandler(options);
+  return {
+    rest,
+    matches: (path) => isWirePath(path) || rest.matchesPath(path),
+    handler: (req, res, state) => (isWirePath(pathOf(req.url)) ? rpc(req, res, state) : rest.handler(req, res, state)),
+  };
+}
