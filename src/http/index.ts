@@ -18,7 +18,7 @@ import { useJsonRequests } from './content-type.ts';
 import { useJsonDepthLimit } from './json-depth.ts';
 import { corsOptions } from './cors.ts';
 import { createEdge, type Edge } from './edge.ts';
-import type { ReadinessCheck } from './health.ts';
+import { readiness, type ReadinessCheck } from './health.ts';
 import { createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempotency, type IdempotencyStore } from './idempotency.ts';
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
@@ -63,6 +63,8 @@ export interface HttpLayer {
   listen(app: (req: any, res: any, context: any) => unknown, wire?: WireRoute): Promise<{ server: Server; url: string }>;
   /** Drains the server (SHUTDOWN_TIMEOUT_MS) and closes the idempotency store; true when nothing was cut. */
   close(): Promise<boolean>;
+  /** What GET /ready answers, as a boolean: every readiness check passes and no drain is under way. */
+  ready(): Promise<boolean>;
   readonly edge: Edge | undefined;
 }
 
@@ -130,6 +132,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     get edge() {
       return edge;
     },
+    ready: async () => (await readiness(readinessChecks, edge?.draining ?? false)).ready,
     async listen(app, wire) {
       const pathOf = (req: { url?: string }) => (req.url ?? '/').split('?')[0] ?? '/';
       // Behind the edge (token, body caps and budgets, request id, log line, metrics, drain):

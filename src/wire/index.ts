@@ -13,8 +13,10 @@ import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_p
 import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { authService } from './auth.ts';
 import { requestFacts, requestStateKey, type WireDeps } from './context.ts';
+import { HealthService, healthService } from './health.ts';
 import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
+import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService } from './reflection.ts';
 import { restService, type RestService } from './rest.ts';
 import { userService } from './users-v2.ts';
 
@@ -22,9 +24,12 @@ export type { WireDeps } from './context.ts';
 
 export const WIRE_SERVICES = [AuthService, ManagementService, UserService, OrganizationService] as const;
 
-const PREFIXES = WIRE_SERVICES.map((s) => `/${s.typeName}/`);
+/** Beside them over RPC only: grpc.health.v1.Health and server reflection (v1 and v1alpha), for grpcurl and probes. */
+const ALL_SERVICES = [...WIRE_SERVICES, HealthService, ...REFLECTION_SERVICES];
 
-/** True for a request path of one of the wire services (`/zitadel.auth.v1.AuthService/GetMyUser`). */
+const PREFIXES = ALL_SERVICES.map((s) => `/${s.typeName}/`);
+
+/** True for a request path of one of the RPC services (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`). */
 export const isWirePath = (path: string) => PREFIXES.some((p) => path.startsWith(p));
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
@@ -34,6 +39,8 @@ export type NodeHandler = (req: NodeRequest, res: ServerResponse | Http2ServerRe
 export interface WireOptions extends WireDeps {
   /** Largest request message accepted (the gateway's body cap). */
   readMaxBytes: number;
+  /** Readiness for grpc.health.v1.Health (src/http/health.ts readiness: stores up, not draining); default: the event store answers a ping. */
+  ready?: () => Promise<boolean>;
 }
 
 /** The four services and their implementations, for every face that serves them (RPC here, REST in rest-route.ts). */
@@ -44,9 +51,9 @@ export const wireServices = (wire: WireDeps): RestService[] => [
   restService(OrganizationService, organizationService(wire)),
 ];
 
-/** One node handler for the four services, gRPC (HTTP/2), gRPC-web and Connect. */
+/** One node handler for the four services, health and reflection: gRPC (HTTP/2), gRPC-web and Connect. */
 export function createWireHandler(options: WireOptions): NodeHandler {
-  const { readMaxBytes, ...wire } = options;
+  const { readMaxBytes, ready = () => options.deps.store.ping().then(() => true), ...wire } = options;
   const states = new WeakMap<NodeRequest, RequestState>();
   const adapter = connectNodeAdapter({
     grpc: true,
@@ -57,6 +64,9 @@ export function createWireHandler(options: WireOptions): NodeHandler {
     contextValues: (req) => createContextValues().set(requestStateKey, states.get(req)),
     routes(router) {
       for (const { service, impl } of wireServices(wire)) router.service(service, impl);
+      router.service(HealthService, healthService({ services: WIRE_SERVICES.map((s) => s.typeName), ready }) as never);
+      router.service(ServerReflectionV1Service, reflectionService(ALL_SERVICES, 'v1') as never);
+      router.service(ServerReflectionV1AlphaService, reflectionService(ALL_SERVICES, 'v1alpha') as never);
     },
   });
   return (req, res, state) => {
