@@ -163,7 +163,13 @@ describeWithGrpcurl('wire API with grpcurl (reflection, health, calls)', (grpcur
       } finally {
         await redis.up();
       }
-      expect((await fetch(`${withRedis.baseUrl}/ready`)).status).toBe(200);
+      // The Redis client reconnects with backoff: wait (bounded) for /ready to say so.
+      let ready = 0;
+      for (let i = 0; i < 100 && ready !== 200; i++) {
+        ready = (await fetch(`${withRedis.baseUrl}/ready`)).status;
+        if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(ready).toBe(200);
       expect(await status()).toBe('SERVING');
     });
   });

@@ -161,9 +161,12 @@ export function createEdge(options: EdgeOptions): Edge {
       for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
       s.closeIdleConnections();
       const deadline = Date.now() + deadlineMs;
-      while (open.size > 0 && Date.now() < deadline) await sleep(20);
-      const clean = open.size === 0;
-      if (!clean) logger.log('warn', 'shutdown deadline reached: cutting requests still in flight', { inFlight: open.size });
+      // An answer fully written is done, even when an HTTP/2 client keeps its half of the stream
+      // open (no 'finish' comes then): the connections are closed below anyway.
+      const unanswered = () => [...open].filter((res) => !res.writableEnded).length;
+      while (unanswered() > 0 && Date.now() < deadline) await sleep(20);
+      const clean = unanswered() === 0;
+      if (!clean) logger.log('warn', 'shutdown deadline reached: cutting requests still in flight', { inFlight: unanswered() });
       s.closeIdleConnections();
       await Promise.race([closed, sleep(clean ? 200 : 0)]);
       s.closeAllConnections();
