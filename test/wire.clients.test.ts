@@ -8,10 +8,9 @@ import { readFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import type { JsonObject } from '@bufbuild/protobuf';
-import { Code, ConnectError, type Interceptor, type Transport } from '@connectrpc/connect';
-import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
-import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
@@ -20,7 +19,9 @@ import { BadRequestSchema, type BadRequest } from '../src/wire/bad-request.ts';
 import { UserDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
+import { h2Request } from './support/grpc-raw.ts';
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
+import { bearer, WIRE_KINDS, wireTransport, zitadelClients, type WireKind } from './support/wire-clients.ts';
 
 const ORIGIN = 'http://localhost:4000';
 const PASSWORD = 'Secr3t!pass';
@@ -29,8 +30,8 @@ const SAML_XML = readFileSync(new URL('./fixtures/saml/sp-entity-descriptor.xml'
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
 
-type Kind = 'grpc' | 'grpc-web' | 'connect' | 'connect-json';
-const KINDS: Kind[] = ['grpc', 'grpc-web', 'connect', 'connect-json'];
+type Kind = WireKind;
+const KINDS = WIRE_KINDS;
 
 /** The whole suite against one gateway started with `env()` (the embedded stores, or MongoDB-wire + Redis). */
 function wireSuite(name: string, env: () => Record<string, string>) {
@@ -45,35 +46,7 @@ function wireSuite(name: string, env: () => Record<string, string>) {
       await gw?.close();
     });
 
-    const bearer = (token: string | null): Interceptor => (next) => async (req) => {
-      if (token) req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
-
-    function transport(kind: Kind, token: string | null): Transport {
-      const interceptors = [bearer(token)];
-      const baseUrl = gw.baseUrl;
-      switch (kind) {
-        case 'grpc':
-          return createGrpcTransport({ baseUrl, interceptors }) // always HTTP/2;
-        case 'grpc-web':
-          return createGrpcWebTransport({ baseUrl, httpVersion: '1.1', interceptors });
-        case 'connect':
-          return createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: true, interceptors });
-        case 'connect-json':
-          return createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: false, interceptors });
-      }
-    }
-
-    function clients(kind: Kind, token: string | null = gw.adminToken) {
-      const t = transport(kind, token);
-      return {
-        auth: createAuthServiceClient(t),
-        mgmt: createManagementServiceClient(t),
-        users: createUserServiceClient(t),
-        orgs: createOrganizationServiceClient(t),
-      };
-    }
+    const clients = (kind: Kind, token: string | null = gw.adminToken) => zitadelClients(wireTransport(kind, gw.baseUrl, token));
 
     /** The ConnectError a call fails with. */
     async function failure(call: Promise<unknown>): Promise<ConnectError> {
@@ -387,18 +360,7 @@ function wireSuite(name: string, env: () => Record<string, string>) {
       it('GraphQL, /health and a wire call share one HTTP/2 cleartext connection', async () => {
         const session = http2Connect(gw.baseUrl);
         try {
-          const request = (headers: Record<string, string>, body?: string) =>
-            new Promise<{ status: number; text: string }>((resolve, reject) => {
-              const stream = session.request(headers);
-              let text = '';
-              let status = 0;
-              stream.on('response', (h) => (status = Number(h[':status'])));
-              stream.setEncoding('utf8');
-              stream.on('data', (d) => (text += d));
-              stream.on('end', () => resolve({ status, text }));
-              stream.on('error', reject);
-              stream.end(body);
-            });
+          const request = (headers: Record<string, string>, body?: string) => h2Request(session, headers, body);
           const health = await request({ ':path': '/health', ':method': 'GET' });
           expect(health).toMatchObject({ status: 200 });
           const graphql = await request(

@@ -15,7 +15,7 @@ import { ServerReflectionV1AlphaService, ServerReflectionV1Service } from '../sr
 import { AddHumanUserDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
-import { describeWith } from './support/servers.ts';
+import { describeRequiring, describeWith } from './support/servers.ts';
 
 /** grpcurl on PATH, else in $(go env GOPATH)/bin; an empty path and the reason when neither works. */
 function findGrpcurl(): { bin: string; problem: string } {
@@ -46,19 +46,7 @@ interface Run {
 
 function describeWithGrpcurl(name: string, fn: (grpcurl: string) => void): void {
   const { bin, problem } = findGrpcurl();
-  if (!bin) {
-    const message = `${problem}: suite "${name}"`;
-    if (process.env.CI) {
-      describe(name, () => {
-        throw new Error(`CI: ${message}`);
-      });
-      return;
-    }
-    console.warn(`\n!!! SKIPPED: ${message}\n`);
-    describe.skip(name, () => fn(''));
-    return;
-  }
-  describe(name, () => fn(bin));
+  describeRequiring(bin, problem, name, fn);
 }
 
 describeWithGrpcurl('wire API with grpcurl (reflection, health, calls)', (grpcurlBin) => {

@@ -7,10 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { JsonObject } from '@bufbuild/protobuf';
-import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { createGrpcTransport } from '@connectrpc/connect-node';
-import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
-import { createUserServiceClient } from '@zitadel/client/v2';
+import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyImportedHash } from '../src/model/passwords.ts';
 import type { User } from '../src/model/users.ts';
@@ -20,6 +17,7 @@ import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { argon2OfLength, codePoints, E, emailOf, fill, urlTemplateOf } from './support/limits.ts';
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
+import { wireTransport, zitadelClients } from './support/wire-clients.ts';
 
 const ORIGIN = 'http://localhost:4000';
 const SAML_XML = readFileSync(new URL('./fixtures/saml/sp-entity-descriptor.xml', import.meta.url), 'utf8');
@@ -40,15 +38,7 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
       await gw?.close();
     });
 
-    const bearer = (token: string): Interceptor => (next) => async (req) => {
-      req.header.set('authorization', `Bearer ${token}`);
-      return next(req);
-    };
-
-    function grpc(token = gw.adminToken) {
-      const t = createGrpcTransport({ baseUrl: gw.baseUrl, interceptors: [bearer(token)] });
-      return { auth: createAuthServiceClient(t), mgmt: createManagementServiceClient(t), users: createUserServiceClient(t) };
-    }
+    const grpc = (token = gw.adminToken) => zitadelClients(wireTransport('grpc', gw.baseUrl, token));
 
     async function failure(call: Promise<unknown>): Promise<ConnectError> {
       try {

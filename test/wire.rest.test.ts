@@ -7,9 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect as http2Connect, createServer as createHttp2Server, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { AuthService } from '@zitadel/proto/zitadel/auth_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
-import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
 import { AuthFactorState } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import { AuthFactors, UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
@@ -21,14 +19,12 @@ import { createTokenVerifier } from '../src/auth/tokens.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import { newRequestState, type RequestState } from '../src/http/request-state.ts';
 import type { User } from '../src/model/users.ts';
-import { authService } from '../src/wire/auth.ts';
 import { requestFacts, type WireDeps } from '../src/wire/context.ts';
-import { managementService } from '../src/wire/management.ts';
-import { organizationService } from '../src/wire/orgs-v2.ts';
-import { createRestHandler, restService, type RestHandler, type RestService } from '../src/wire/rest.ts';
+import { createRestHandler, restService, type RestHandler } from '../src/wire/rest.ts';
 import { createWireRoute } from '../src/wire/rest-route.ts';
-import { userService } from '../src/wire/users-v2.ts';
+import { wireServices } from '../src/wire/index.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
+import { h2Request } from './support/grpc-raw.ts';
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
 
 const ORIGIN = 'http://localhost:4000';
@@ -60,12 +56,7 @@ beforeAll(async () => {
     tokens: createTokenVerifier(gw.config),
     logger: gw.gateway.logger,
   };
-  const services: RestService[] = [
-    { service: AuthService, impl: authService(wire) },
-    { service: ManagementService, impl: managementService(wire) },
-    { service: UserService, impl: userService(wire) },
-    { service: OrganizationService, impl: organizationService(wire) },
-  ];
+  const services = wireServices(wire);
   rest = createRestHandler(services, {
     readMaxBytes: maxRequestBodyBytes(gw.config),
     interceptors: [requestFacts],
@@ -587,18 +578,10 @@ describe("REST with the edge's request state and over HTTP/2", () => {
   it('serves Http2ServerRequest / Http2ServerResponse too', async () => {
     const session = http2Connect(h2Base);
     try {
-      const request = (headers: Record<string, string>, body?: string) =>
-        new Promise<{ status: number; json: any }>((resolve, reject) => {
-          const stream = session.request(headers);
-          let text = '';
-          let status = 0;
-          stream.on('response', (h) => (status = Number(h[':status'])));
-          stream.setEncoding('utf8');
-          stream.on('data', (d) => (text += d));
-          stream.on('end', () => resolve({ status, json: JSON.parse(text) }));
-          stream.on('error', reject);
-          stream.end(body);
-        });
+      const request = async (headers: Record<string, string>, body?: string) => {
+        const { status, text } = await h2Request(session, headers, body);
+        return { status, json: JSON.parse(text) };
+      };
       const me = await request({
         ':path': '/auth/v1/users/me',
         ':method': 'GET',

@@ -1,6 +1,6 @@
 // Raw gRPC over node:http2 for the tests that send bad bytes (test/wire.bad-bytes.test.ts,
 // test/wire.h2-findings.test.ts): the length prefix, request headers, and a stream's answer.
-import type { ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
+import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
 
 /** A gRPC length-prefixed message header: flags 0, then the length as a 32-bit big-endian number. */
 export const prefix = (length: number) => {
@@ -44,3 +44,17 @@ export const grpcRequestHeaders = (path: string, token: string, contentType = 'a
   te: 'trailers',
   authorization: `Bearer ${token}`,
 });
+
+/** One plain HTTP/2 request on an open session: its status and body as text. */
+export const h2Request = (session: ClientHttp2Session, headers: Record<string, string>, body?: string) =>
+  new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const stream = session.request(headers);
+    let text = '';
+    let status = 0;
+    stream.on('response', (h) => (status = Number(h[':status'])));
+    stream.setEncoding('utf8');
+    stream.on('data', (d) => (text += d));
+    stream.on('end', () => resolve({ status, text }));
+    stream.on('error', reject);
+    stream.end(body);
+  });

@@ -21,10 +21,17 @@ export function serverUrl(kind: ServerKind): string {
 }
 
 export function describeWith(kind: ServerKind, name: string, fn: (url: string) => void): void {
-  const url = serverUrl(kind);
-  if (!url) {
-    const problem = inject(kind === 'redis' ? 'redisProblem' : 'mongoProblem');
-    const message = `${kind} server unavailable (${problem || 'not started'}): suite "${name}"`;
+  const problem = inject(kind === 'redis' ? 'redisProblem' : 'mongoProblem');
+  describeRequiring(serverUrl(kind), `${kind} server unavailable (${problem || 'not started'})`, name, fn);
+}
+
+/**
+ * A suite that needs something this machine may lack (a server's URL, a tool's path):
+ * given `found`, it runs; without it, under CI it fails, elsewhere it is skipped loudly.
+ */
+export function describeRequiring(found: string, problem: string, name: string, fn: (found: string) => void): void {
+  if (!found) {
+    const message = `${problem}: suite "${name}"`;
     if (process.env.CI) {
       describe(name, () => {
         throw new Error(`CI: ${message}`);
@@ -35,5 +42,5 @@ export function describeWith(kind: ServerKind, name: string, fn: (url: string) =
     describe.skip(name, () => fn(''));
     return;
   }
-  describe(name, () => fn(url));
+  describe(name, () => fn(found));
 }

@@ -1,0 +1,36 @@
+// ZITADEL's own service clients (@zitadel/client) over connect-node's transports, with a
+// bearer token: how the wire tests talk to the gateway, the way a ZITADEL user would.
+import type { Interceptor, Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
+import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
+
+export type WireKind = 'grpc' | 'grpc-web' | 'connect' | 'connect-json';
+export const WIRE_KINDS: WireKind[] = ['grpc', 'grpc-web', 'connect', 'connect-json'];
+
+export const bearer = (token: string | null): Interceptor => (next) => async (req) => {
+  if (token) req.header.set('authorization', `Bearer ${token}`);
+  return next(req);
+};
+
+/** gRPC over HTTP/2 (always); gRPC-web and Connect (binary or JSON) over HTTP/1.1. */
+export function wireTransport(kind: WireKind, baseUrl: string, token: string | null): Transport {
+  const interceptors = [bearer(token)];
+  switch (kind) {
+    case 'grpc':
+      return createGrpcTransport({ baseUrl, interceptors });
+    case 'grpc-web':
+      return createGrpcWebTransport({ baseUrl, httpVersion: '1.1', interceptors });
+    case 'connect':
+      return createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: true, interceptors });
+    case 'connect-json':
+      return createConnectTransport({ baseUrl, httpVersion: '1.1', useBinaryFormat: false, interceptors });
+  }
+}
+
+export const zitadelClients = (t: Transport) => ({
+  auth: createAuthServiceClient(t),
+  mgmt: createManagementServiceClient(t),
+  users: createUserServiceClient(t),
+  orgs: createOrganizationServiceClient(t),
+});
