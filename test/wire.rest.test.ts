@@ -17,10 +17,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserDocument } from './generated/operations.ts';
 import { createTokenVerifier } from '../src/auth/tokens.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
+import { AppError } from '../src/errors.ts';
 import { newRequestState, type RequestState } from '../src/http/request-state.ts';
 import type { User } from '../src/model/users.ts';
 import { requestFacts, type WireDeps } from '../src/wire/context.ts';
 import { createRestHandler, restService, type RestHandler } from '../src/wire/rest.ts';
+import { writeRestError } from '../src/wire/rest-errors.ts';
 import { createWireRoute } from '../src/wire/rest-route.ts';
 import { wireServices } from '../src/wire/index.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
@@ -575,6 +577,79 @@ describe("REST with the edge's request state and over HTTP/2", () => {
     });
   });
 
+  it("the edge's meter sees every body chunk before it is kept; its refusal stops the read and is the answer, and the command does not run", async () => {
+    /** A meter as the edge's would be: refuses once more than `budget` bytes came. */
+    const metered = (budget: number, refusal: AppError) => {
+      const seen: number[] = [];
+      const meter = (bytes: number) => {
+        seen.push(bytes);
+        return seen.reduce((a, b) => a + b, 0) > budget ? refusal : null;
+      };
+      return { seen, meter };
+    };
+    let current: ReturnType<typeof metered> | undefined;
+    const lastState: { state?: RequestState } = {};
+    const s = createServer((req, res) => {
+      const state = newRequestState(null, '127.0.0.1');
+      state.meter = current!.meter;
+      lastState.state = state;
+      rest.handler(req, res, state);
+    });
+    const url = await listenOn(s);
+    /** A chunked body (no Content-Length), in pieces of at most 256 bytes. */
+    const chunked = async (path: string, text: string) => {
+      const bytes = new TextEncoder().encode(text);
+      const res = await fetch(`${url}${path}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },
+        body: new ReadableStream({
+          start(c) {
+            for (let i = 0; i < bytes.length; i += 256) c.enqueue(bytes.slice(i, i + 256));
+            c.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit);
+      return { status: res.status, headers: res.headers, body: await res.json() } as Answer;
+    };
+    try {
+      const { body: user } = await addUser();
+      const userId: string = user.userId;
+      const before = await stored(userId);
+      const path = `/management/v1/users/${userId}/profile`;
+      const body = JSON.stringify({ firstName: 'Metered', lastName: 'Out', padding: 'x'.repeat(4000) });
+
+      current = metered(1000, new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.'));
+      const refused = await chunked(path, body);
+      expectError(refused, 429, 8);
+      expect(refused.body.message).toMatch(/^Too many request-body bytes in flight/);
+      expect(refused.body.details.map((d: any) => d['@type'])).toEqual([ERROR_DETAIL]);
+      // Reading stopped at the chunk that went over: nothing after it was metered.
+      const sum = current.seen.reduce((a, b) => a + b, 0);
+      expect(sum).toBeGreaterThan(1000);
+      expect(sum - current.seen[current.seen.length - 1]!).toBeLessThanOrEqual(1000);
+      expect(sum).toBeLessThan(Buffer.byteLength(body));
+      expect(lastState.state).toMatchObject({ operationName: 'UpdateHumanProfile', errorCodes: ['RESOURCE_EXHAUSTED'] });
+      const after = await stored(userId);
+      expect(after.sequence).toBe(before.sequence);
+      expect(after.state.profile.firstName).toBe(before.state.profile.firstName);
+
+      current = metered(1000, new AppError('UNAVAILABLE', 'The gateway is receiving too many request bodies; retry after 1 s.'));
+      expectError(await chunked(path, body), 503, 14);
+      expect((await stored(userId)).sequence).toBe(before.sequence);
+
+      // Within the meter's budget: every byte is metered once and the call goes through.
+      current = metered(1_000_000, new AppError('RESOURCE_EXHAUSTED', 'never'));
+      const passed = await chunked(path, body);
+      expect(passed.status, JSON.stringify(passed.body)).toBe(200);
+      expect(current.seen.reduce((a, b) => a + b, 0)).toBe(Buffer.byteLength(body));
+      expect((await stored(userId)).state.profile.firstName).toBe('Metered');
+    } finally {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+  });
+
   it('serves Http2ServerRequest / Http2ServerResponse too', async () => {
     const session = http2Connect(h2Base);
     try {
@@ -728,6 +803,37 @@ describe('request mapping and error details, against stub implementations', () =
     } finally {
       s.closeAllConnections();
       await new Promise((r) => s.close(r));
+    }
+  });
+
+  it('writeRestError (for refusals before the body is read): the status of the code, the JSON body, the extra headers; no Connection header on HTTP/2', async () => {
+    const refusal = () =>
+      new ConnectError('Too many request-body bytes in flight from this client address; retry after 1 s. (RESOURCE_EXHAUSTED-x)', Code.ResourceExhausted, undefined, [
+        { desc: ErrorDetailSchema, value: { id: 'RESOURCE_EXHAUSTED-x', message: 'Too many … (RESOURCE_EXHAUSTED-x)' } },
+      ]);
+    const headers = { 'retry-after': '1', connection: 'close' };
+    const s1 = createServer((req, res) => writeRestError(req, res, refusal(), headers));
+    const s2 = createHttp2Server((req, res) => writeRestError(req, res, refusal(), headers));
+    const [url1, url2] = await Promise.all([listenOn(s1), listenOn(s2)]);
+    const session = http2Connect(url2);
+    try {
+      const res = await fetch(`${url1}/v2/users/human`, { method: 'POST', body: '{}' });
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(await res.json()).toEqual({
+        code: 8,
+        message: refusal().rawMessage,
+        details: [{ '@type': ERROR_DETAIL, id: 'RESOURCE_EXHAUSTED-x', message: 'Too many … (RESOURCE_EXHAUSTED-x)' }],
+      });
+      const h2res = await h2Request(session, { ':path': '/v2/users/human', ':method': 'POST' }, '{}');
+      expect(h2res.status).toBe(429);
+      expect(JSON.parse(h2res.text).code).toBe(8);
+    } finally {
+      session.close();
+      s1.closeAllConnections();
+      await new Promise((r) => s1.close(r));
+      await new Promise((r) => s2.close(r));
     }
   });
 

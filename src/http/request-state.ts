@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
+import type { AppError } from '../errors.ts';
 
 export interface RequestState {
   requestId: string;
@@ -23,6 +24,13 @@ export interface RequestState {
   rootField?: string;
   /** The `code` of every error in the answer. */
   errorCodes: string[];
+  /**
+   * Set by the edge for a body of unknown length (chunked HTTP/1.1; HTTP/2 without
+   * Content-Length, as every gRPC call): whoever reads the body passes each chunk's size
+   * here before keeping it. null: go on; an AppError: stop reading and answer it (the
+   * caller's body cap, or the client's or the process's budget of body bytes in flight).
+   */
+  meter?: (bytes: number) => AppError | null;
 }
 
 const byRequest = new WeakMap<Request, RequestState>();

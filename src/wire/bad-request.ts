@@ -1,7 +1,7 @@
-// google.rpc.BadRequest (googleapis google/rpc/error_details.proto) as a descriptor built
-// in code: no installed package carries it, and only these two messages are needed.
+// google.rpc.BadRequest and google.rpc.RetryInfo (googleapis google/rpc/error_details.proto)
+// as descriptors built in code: no installed package carries them, and only these are needed.
 import { create, createFileRegistry, type DescMessage } from '@bufbuild/protobuf';
-import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
+import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema, file_google_protobuf_duration } from '@bufbuild/protobuf/wkt';
 
 const { OPTIONAL, REPEATED } = FieldDescriptorProto_Label;
 const { STRING, MESSAGE } = FieldDescriptorProto_Type;
@@ -10,7 +10,12 @@ const file = create(FileDescriptorProtoSchema, {
   name: 'google/rpc/error_details.proto',
   package: 'google.rpc',
   syntax: 'proto3',
+  dependency: ['google/protobuf/duration.proto'],
   messageType: [
+    {
+      name: 'RetryInfo',
+      field: [{ name: 'retry_delay', jsonName: 'retryDelay', number: 1, label: OPTIONAL, type: MESSAGE, typeName: '.google.protobuf.Duration' }],
+    },
     {
       name: 'BadRequest',
       field: [{ name: 'field_violations', jsonName: 'fieldViolations', number: 1, label: REPEATED, type: MESSAGE, typeName: '.google.rpc.BadRequest.FieldViolation' }],
@@ -27,10 +32,12 @@ const file = create(FileDescriptorProtoSchema, {
   ],
 });
 
-const registry = createFileRegistry(file, () => undefined);
+const registry = createFileRegistry(file, (name) => (name === 'google/protobuf/duration.proto' ? file_google_protobuf_duration : undefined));
 
 /** google.rpc.BadRequest: `{ fieldViolations: [{ field, description }] }`. */
 export const BadRequestSchema: DescMessage = registry.getMessage('google.rpc.BadRequest')!;
+/** google.rpc.RetryInfo: `{ retryDelay: Duration }`. */
+export const RetryInfoSchema: DescMessage = registry.getMessage('google.rpc.RetryInfo')!;
 export const FieldViolationSchema: DescMessage = registry.getMessage('google.rpc.BadRequest.FieldViolation')!;
 
 export interface BadRequest {

@@ -1,10 +1,12 @@
 // Small conversions between the wire messages and the command inputs / results:
-// Details, timestamps, enums by name, proto3 defaults, bytes as base64.
-import { create, type DescEnum } from '@bufbuild/protobuf';
+// Details, timestamps, enums by name, proto3 defaults, bytes as base64; and the refusal of
+// request fields the commands have no place for.
+import { create, isFieldSet, type DescEnum, type DescField, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { DetailsSchema, type Details as DetailsV2 } from '@zitadel/proto/zitadel/object/v2/object_pb.js';
 import { ObjectDetailsSchema, type ObjectDetails } from '@zitadel/proto/zitadel/object_pb.js';
 import type { Details } from '../commands/context.ts';
+import { invalidArgument } from '../errors.ts';
 import type { Snapshot } from '../store/port.ts';
 
 /** zitadel.v1.ObjectDetails; creation_date only where the command's Details has it. */
@@ -43,3 +45,36 @@ export const enumName = (desc: DescEnum, n: number): string | number => desc.val
 export const enumNumber = (desc: DescEnum, name: string | null | undefined): number => (name ? (desc.values.find((v) => v.name === name)?.number ?? 0) : 0);
 
 export const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+
+/** The zero value of a scalar or enum: proto3 cannot tell it from absent, and ZITADEL reads it as "not given". */
+const isZero = (v: unknown) => v === undefined || v === '' || v === 0 || v === 0n || v === false || (v instanceof Uint8Array && v.length === 0);
+
+/** The field carries something: a non-zero scalar or enum, a set oneof case, a non-empty list or map, a present message. */
+function carries(message: Record<string, unknown>, field: DescField): boolean {
+  if (!isFieldSet(message as never, field)) return false;
+  // A proto3 `optional` scalar set to its zero value ("" for totp_secret) is as good as absent.
+  if ((field.fieldKind === 'scalar' || field.fieldKind === 'enum') && !field.oneof) return !isZero(message[field.localName]);
+  return true;
+}
+
+export const UNSUPPORTED = 'is not supported by this gateway';
+
+/**
+ * A check for request fields the commands have no place for, by their proto names
+ * (`totp_secret`, `admins`): a request that sets any of them is refused with INVALID_ARGUMENT
+ * and a google.rpc.BadRequest violation per field (`totp_secret`, a list by its first entry
+ * `admins[0]`), before anything is written, rather than dropped silently. Unknown names throw
+ * when the check is made (at start).
+ */
+export function refuseUnsupported<Desc extends DescMessage>(schema: Desc, fieldNames: string[]): (message: MessageShape<Desc>) => void {
+  const fields = fieldNames.map((name) => {
+    const field = schema.fields.find((f) => f.name === name);
+    if (!field) throw new Error(`${schema.typeName} has no field ${name}`);
+    return field;
+  });
+  return (message) => {
+    const set = fields.filter((f) => carries(message as unknown as Record<string, unknown>, f));
+    if (set.length === 0) return;
+    throw invalidArgument(set.map((f) => ({ field: f.fieldKind === 'list' ? `${f.name}[0]` : f.name, description: UNSUPPORTED })));
+  };
+}

@@ -7,7 +7,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { AppError, asAppError, BAD_REQUEST_TYPE, errorCodes, type ErrorCode, type FieldViolation } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { BadRequestSchema } from './bad-request.ts';
+import { BadRequestSchema, RetryInfoSchema } from './bad-request.ts';
 
 /** Renames of command field paths (after `input.`) that are not simply snake_case, e.g. `profile.firstName` -> `profile.given_name`. */
 export type FieldRenames = Record<string, string>;
@@ -76,7 +76,18 @@ export function toConnectError(err: unknown, logger: Logger, where: { method: st
   const message = `${text} (${id})`;
   const details: ConstructorParameters<typeof ConnectError>[3] = [{ desc: ErrorDetailSchema, value: { id, message } }];
   if (violations.length > 0) details.push({ desc: BadRequestSchema, value: { fieldViolations: violations } as never });
+  const retry = retryDelaySeconds(known);
+  if (retry !== undefined) details.push({ desc: RetryInfoSchema, value: { retryDelay: { seconds: BigInt(retry), nanos: 0 } } as never });
   return new ConnectError(message, GRPC_CODES[errorCodes[known.code].grpcCode] ?? Code.Internal, undefined, details);
+}
+
+const RETRY_INFO_TYPE = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/** Whole seconds of a google.rpc.RetryInfo detail (`{ retryDelay: "2s" }`), if the error has one. */
+function retryDelaySeconds(error: AppError): number | undefined {
+  const delay = error.details.find((d) => d['@type'] === RETRY_INFO_TYPE)?.retryDelay;
+  const seconds = typeof delay === 'string' ? /^(\d+)s$/.exec(delay)?.[1] : undefined;
+  return seconds === undefined ? undefined : Number(seconds);
 }
 
 const CODE_NAMES = new Map<number, ErrorCode>(Object.entries(errorCodes).map(([name, { grpcCode }]) => [grpcCode, name as ErrorCode]));

@@ -3,7 +3,7 @@
 // the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
-import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
+import { AddOrgOIDCIDPRequestSchema, AddProjectRequestSchema, AddSAMLAppRequestSchema, ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { ProjectStateSchema } from '@zitadel/proto/zitadel/project_pb.js';
 import { GenderSchema } from '@zitadel/proto/zitadel/user_pb.js';
 import * as idps from '../commands/idps.ts';
@@ -12,9 +12,16 @@ import * as projects from '../commands/projects.ts';
 import * as reads from '../commands/reads.ts';
 import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
-import { base64, detailsV1, enumName, enumNumber, opt, snapshotDetails } from './convert.ts';
+import { base64, detailsV1, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
 import { userV1 } from './users-v1.ts';
+
+// Request fields without a place in the commands; every other field of the implemented methods is mapped.
+const unsupported = {
+  addOrgOIDCIDP: refuseUnsupported(AddOrgOIDCIDPRequestSchema, ['styling_type', 'auto_register']),
+  addProject: refuseUnsupported(AddProjectRequestSchema, ['project_role_assertion', 'project_role_check', 'has_project_check', 'private_labeling_setting']),
+  addSAMLApp: refuseUnsupported(AddSAMLAppRequestSchema, ['login_version']),
+};
 
 export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof ManagementService>> {
   return {
@@ -41,6 +48,7 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     })),
 
     addOrgOIDCIDP: unary(wire, 'AddOrgOIDCIDP', async (ctx, req) => {
+      unsupported.addOrgOIDCIDP(req);
       const { idpId, details } = await idps.addOIDCIdentityProvider(ctx, {
         name: req.name,
         issuer: req.issuer,
@@ -68,11 +76,13 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     })),
 
     addProject: unary(wire, 'AddProject', async (ctx, req) => {
+      unsupported.addProject(req);
       const { projectId, details } = await projects.addProject(ctx, { name: req.name });
       return { id: projectId, details: detailsV1(details) };
     }),
 
     addSAMLApp: unary(wire, 'AddSAMLApp', async (ctx, req) => {
+      unsupported.addSAMLApp(req);
       const { appId, details } = await projects.addSAMLApp(ctx, {
         projectId: req.projectId,
         name: req.name,

@@ -1,13 +1,17 @@
 // zitadel.org.v2.OrganizationService: AddOrganization; every other method answers UNIMPLEMENTED.
 import type { ServiceImpl } from '@connectrpc/connect';
-import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
+import { AddOrganizationRequestSchema, OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
 import * as orgs from '../commands/orgs.ts';
-import { detailsV2 } from './convert.ts';
+import { detailsV2, refuseUnsupported } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
+
+/** The command takes a name only: no chosen id, no admins (add them with AddOrgMember afterwards). */
+const addOrganizationUnsupported = refuseUnsupported(AddOrganizationRequestSchema, ['admins', 'org_id']);
 
 export function organizationService(wire: WireDeps): Partial<ServiceImpl<typeof OrganizationService>> {
   return {
     addOrganization: unary(wire, 'AddOrganization', async (ctx, req) => {
+      addOrganizationUnsupported(req);
       const { orgId, details } = await orgs.addOrganization(ctx, { name: req.name });
       return { organizationId: orgId, details: detailsV2(details) };
     }),

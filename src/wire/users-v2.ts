@@ -3,14 +3,14 @@
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { GenderSchema, UserStateSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
-import { UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { AddHumanUserRequestSchema, UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { visibleMany } from '../commands/entities.ts';
 import * as u2f from '../commands/u2f.ts';
 import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { base64, detailsV2, enumName, enumNumber, opt, snapshotDetails } from './convert.ts';
+import { base64, detailsV2, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
 import type { FieldRenames } from './errors.ts';
 
@@ -20,6 +20,9 @@ const ADD_HUMAN_USER_RENAMES: FieldRenames = {
   'profile.firstName': 'profile.given_name',
   'profile.lastName': 'profile.family_name',
 };
+
+/** AddHumanUser's fields without a place in the command (no TOTP enrolment here); every other field is mapped. */
+const addHumanUserUnsupported = refuseUnsupported(AddHumanUserRequestSchema, ['totp_secret']);
 
 /** The email verification oneof (send_code / return_code / is_verified) as the command's three fields. */
 function emailVerification(v: SetEmailRequest['verification']) {
@@ -108,6 +111,7 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
       wire,
       'AddHumanUser',
       async (ctx, req) => {
+        addHumanUserUnsupported(req);
         const r = await users.addHumanUser(ctx, addHumanUserInput(req));
         return { userId: r.userId, details: detailsV2(r.details), emailCode: r.emailCode ?? undefined, phoneCode: r.phoneCode ?? undefined };
       },
