@@ -1,5 +1,7 @@
 // Read once at start from the environment and passed down; nothing else reads process.env.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createSecureContext } from 'node:tls';
 
 export interface PasswordPolicy {
   minLength: number;
@@ -12,6 +14,8 @@ export interface PasswordPolicy {
 export interface Config {
   host: string;
   port: number;
+  /** TLS_CERT_FILE and TLS_KEY_FILE, read at start: the port then serves HTTP/1.1 and HTTP/2 over TLS only. */
+  tls: { cert: Buffer; key: Buffer } | null;
   /** Quick start: embedded stores, local signing key, admin token printed. */
   dataDir: string;
   mongodbUrl?: string;
@@ -99,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     host: env.HOST ?? '127.0.0.1',
     port: int(env.PORT, 4000),
+    tls: tlsFiles(env),
     dataDir: path.resolve(env.DATA_DIR ?? 'data'),
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
@@ -170,6 +175,34 @@ export function loadConfig(env: Env = process.env): Config {
       maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? int(env.HTTP_MAX_INFLIGHT_BYTES, 0) : undefined,
     },
   };
+}
+
+/**
+ * Read here rather than at listen so that a wrong path or a key that does not fit the
+ * certificate stops the start before any store is opened or written.
+ */
+function tlsFiles(env: Env): Config['tls'] {
+  const certFile = env.TLS_CERT_FILE || undefined;
+  const keyFile = env.TLS_KEY_FILE || undefined;
+  if (!certFile && !keyFile) return null;
+  if (!certFile || !keyFile) {
+    const [set, missing] = certFile ? ['TLS_CERT_FILE', 'TLS_KEY_FILE'] : ['TLS_KEY_FILE', 'TLS_CERT_FILE'];
+    throw new Error(`${set} is set but ${missing} is not: set both (PEM files) to serve TLS, or neither`);
+  }
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new Error(`${name}: cannot read ${file} (${(err as Error).message})`);
+    }
+  };
+  const tls = { cert: read('TLS_CERT_FILE', certFile), key: read('TLS_KEY_FILE', keyFile) };
+  try {
+    createSecureContext(tls);
+  } catch (err) {
+    throw new Error(`TLS_CERT_FILE ${certFile} and TLS_KEY_FILE ${keyFile}: not a PEM certificate and its private key (${(err as Error).message})`);
+  }
+  return tls;
 }
 
 function trustProxy(v: string | undefined): boolean | number {

@@ -1,5 +1,6 @@
 // Starts the real gateway in this process on a free port and talks GraphQL over HTTP to it.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
@@ -34,7 +35,7 @@ export interface Response<T> {
 
 export interface TestGateway {
   url: string;
-  /** The gateway's origin without /graphql (http://127.0.0.1:port), for the wire API's clients. */
+  /** The gateway's origin without /graphql (http://127.0.0.1:port; https:// with TLS_CERT_FILE), for the wire API's clients. */
   baseUrl: string;
   config: Config;
   gateway: Gateway;
@@ -60,7 +61,9 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   const adminToken = await signer.sign(admin.adminUserId);
 
   const post = async (body: string, headers: Record<string, string>): Promise<Response<any>> => {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const init = { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body };
+    // Global fetch takes no CA: over TLS (TLS_CERT_FILE), node:https trusting the gateway's own certificate.
+    const res = config.tls ? await httpsFetch(url, init, config.tls.cert) : await fetch(url, init);
     const answer = await readResponse(res);
     const parsed: ExecutionResult = answer.json ?? {};
     return { status: answer.status, headers: answer.headers, data: parsed.data as any, errors: parsed.errors as any, text: answer.text };
@@ -89,6 +92,24 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A request over HTTPS trusting `ca`, answered as a fetch Response. */
+export function httpsFetch(url: string, init: { method: string; headers: Record<string, string>; body?: string }, ca: Buffer): Promise<globalThis.Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { method: init.method, headers: init.headers, ca }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) for (const one of [v ?? []].flat()) headers.append(k, one);
+        resolve(new globalThis.Response(Buffer.concat(chunks), { status: res.statusCode, headers }));
+      });
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
 }
 
 /** The single error of a failed response, for assertions on its code. */
