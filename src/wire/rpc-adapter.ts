@@ -1,0 +1,60 @@
+// The node handler for the RPC paths: connect's router (gRPC, gRPC-web, Connect) over node's
+// requests, as connect-node's adapter does, plus what the edge needs: a body of unknown length
+// (every gRPC call: HTTP/2 sends no Content-Length) passes each chunk through the edge's
+// meter before the router reads it, so it counts in the body budgets as it arrives. gRPC-web
+// text (application/grpc-web-text), which connect does not serve, is rewritten into binary
+// gRPC-web before the router and its answer back into text after (grpc-web-text.ts).
+import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
+import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
+import type { ServerResponse } from 'node:http';
+import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
+import type { RequestState } from '../http/request-state.ts';
+import type { Logger } from '../log.ts';
+import { toConnectError } from './errors.ts';
+import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
+import type { NodeHandler } from './index.ts';
+
+export interface RpcAdapterOptions extends ConnectRouterOptions {
+  routes(router: ConnectRouter): void;
+  contextValues(state: RequestState | undefined): ContextValues;
+  logger: Logger;
+}
+
+/** The body's chunks, each counted by the meter first; a refusal ends the read with its error. */
+async function* metered(body: AsyncIterable<Uint8Array>, meter: NonNullable<RequestState['meter']>, logger: Logger): AsyncIterable<Uint8Array> {
+  for await (const chunk of body) {
+    const refusal = meter(chunk.byteLength);
+    if (refusal) throw toConnectError(refusal, logger, { method: 'edge' });
+    yield chunk;
+  }
+}
+
+export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
+  const { routes, contextValues, logger, ...routerOptions } = options;
+  // connect's default when none is given.
+  const readMaxBytes = routerOptions.readMaxBytes ?? 0xffffffff;
+  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...routerOptions });
+  routes(router);
+  const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  return (req, res, state) => {
+    const handler = handlers.get((req.url ?? '').split('?', 1)[0]!);
+    if (!handler) {
+      (res as ServerResponse).writeHead(404);
+      res.end();
+      return;
+    }
+    let uReq: UniversalServerRequest = universalRequestFromNodeRequest(req as never, res as never, undefined, contextValues(state));
+    if (state?.meter && typeof uReq.body === 'object' && uReq.body !== null && Symbol.asyncIterator in uReq.body) {
+      uReq = { ...uReq, body: metered(uReq.body as AsyncIterable<Uint8Array>, state.meter, logger) };
+    }
+    // Metered above as it arrives (the text), decoded here for the router.
+    const text = isGrpcWebText(uReq.header.get('content-type'));
+    if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
+    handler(uReq)
+      .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
+      .catch((reason: unknown) => {
+        if (ConnectError.from(reason).code === Code.Aborted) return;
+        logger.log('error', 'rpc handler failed', { requestId: state?.requestId ?? null, method: `${handler.service.typeName}/${handler.method.name}`, error: String((reason as Error)?.message ?? reason) });
+      });
+  };
+}
