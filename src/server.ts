@@ -106,7 +106,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
-  const wire = createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config), ready: http.ready });
+  const wire = createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config), ready: http.ready, idempotency: http.idempotency });
 
   let stopping: Promise<boolean> | undefined;
   const shutdown = () =>

@@ -5,6 +5,7 @@
 import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { CommandContext, Deps } from '../commands/context.ts';
+import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
@@ -13,6 +14,8 @@ export interface WireDeps {
   deps: Deps;
   tokens: TokenVerifier;
   logger: Logger;
+  /** Idempotency-Key on the four services' mutations (src/wire/idempotency.ts): the gateway's core, shared with GraphQL; none: the header is ignored. */
+  idempotency?: Idempotency;
 }
 
 /** The edge's state of the request, when it came through the edge. */
