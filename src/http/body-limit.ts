@@ -7,7 +7,8 @@
 // That cap is for callers with a valid token. Without one, a body may be at most
 // UNAUTHENTICATED_BODY_BYTES: the edge checks the token first and refuses a larger
 // Content-Length before reading anything (edge.ts); a body of unknown length
-// (chunked) is counted here as it streams in and refused at that size.
+// (chunked, or HTTP/2 without Content-Length) is counted by the edge's meter as it
+// streams in and refused at that size.
 import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
 import { AppError, unauthenticated } from '../errors.ts';
@@ -49,23 +50,24 @@ export function bodyNeedsToken(state: RequestState): AppError {
   return new AppError(why.code, `${why.message}: a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token.`);
 }
 
-/** Cuts an unauthenticated body of unknown length at UNAUTHENTICATED_BODY_BYTES, as it streams in. */
-export function useUnauthenticatedBodyCap(): Plugin {
+/**
+ * A body of unknown length (chunked; HTTP/2 without Content-Length) through the edge's meter
+ * (RequestState.meter) as yoga reads it: counted in the body budgets as it arrives, and cut
+ * at UNAUTHENTICATED_BODY_BYTES without a valid token.
+ */
+export function useBodyMeter(): Plugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
-      const state = stateOf(request);
-      if (state.caller || !requestParser || !request.body) return;
-      const length = request.headers.get('content-length');
-      if (length !== null && Number(length) <= UNAUTHENTICATED_BODY_BYTES) return;
+      const { meter } = stateOf(request);
+      if (!meter || !requestParser || !request.body) return;
       // As yoga's own cap (use-limit-request-body-size.js): a native stream needs the native TransformStream.
       const Transform = request.body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
       setRequestParser((req) => {
-        let bytes = 0;
         const body = req.body!.pipeThrough(
           new Transform<Uint8Array, Uint8Array>({
             transform(chunk, controller) {
-              bytes += chunk.byteLength;
-              if (bytes > UNAUTHENTICATED_BODY_BYTES) controller.error(graphqlError(bodyNeedsToken(state)));
+              const refused = meter(chunk.byteLength);
+              if (refused) controller.error(graphqlError(refused));
               else controller.enqueue(chunk);
             },
           }),

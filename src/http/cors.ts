@@ -2,6 +2,7 @@
 // host ("http://localhost:*") or "*" (any origin). An origin not listed gets no
 // CORS headers at all, so the browser keeps the answer from the page. Bearer
 // tokens, not cookies, authenticate: credentials are never allowed.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { YogaServerOptions } from 'graphql-yoga';
 
 type CorsOption = NonNullable<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors']>;
@@ -34,4 +35,33 @@ export function corsOptions(allowed: readonly string[]): CorsOption {
       maxAge: 600,
     };
   };
+}
+
+/** What a CORS answer allows for a group of paths. */
+export interface CorsSpec {
+  methods: string[];
+  allowHeaders: string[];
+  exposeHeaders: string[];
+}
+
+/**
+ * CORS done by the edge (for paths yoga does not serve): an allowed origin gets its headers on
+ * every answer, refusals included; a preflight is answered here (204). True when it was a preflight.
+ */
+export function applyCors(req: IncomingMessage, res: ServerResponse, allowed: readonly string[], spec: CorsSpec): boolean {
+  const origin = req.headers.origin;
+  const ok = typeof origin === 'string' && allowed.length > 0 && originAllowed(origin, allowed);
+  if (ok) {
+    res.setHeader('access-control-allow-origin', origin);
+    res.setHeader('access-control-expose-headers', spec.exposeHeaders.join(', '));
+  }
+  if (req.method !== 'OPTIONS' || !req.headers['access-control-request-method']) return false;
+  if (ok) {
+    res.setHeader('access-control-allow-methods', spec.methods.join(', '));
+    res.setHeader('access-control-allow-headers', spec.allowHeaders.join(', '));
+    res.setHeader('access-control-max-age', '600');
+  }
+  res.writeHead(204, { 'content-length': '0' });
+  res.end();
+  return true;
 }

@@ -1,25 +1,30 @@
-// The node:http handler in front of yoga: /health, /ready and /metrics; a request id
-// (the client's X-Request-Id when harmless, else a new UUID) sent back in
-// x-request-id and handed to yoga as server context (request-state.ts); the client address; in-flight counting and the per-request log line and
-// metrics; and the graceful drain on shutdown.
+// The node handler in front of yoga and the wire API: /health, /ready and /metrics; a
+// request id (the client's X-Request-Id when harmless, else a new UUID) sent back in
+// x-request-id and handed on in the request's state (request-state.ts); the client address;
+// CORS for the wire's paths; in-flight counting, the per-request log line and metrics; and
+// the graceful drain on shutdown.
 //
-// Before yoga reads a body: the bearer token is checked (once: yoga's plugins reuse
-// the result), a body too big for the caller is refused (401 without a valid token
-// over UNAUTHENTICATED_BODY_BYTES, body-limit.ts), and the body's bytes are reserved
-// in the client's and the process's budget (body-budget.ts; 429 / 503 when full).
-// A refused body is never held: node reads and drops it, so the client sees the
-// answer; when it is larger than any legal body (or of unknown length) the
+// Before yoga or the wire API reads a body: the bearer token is checked (once: the readers
+// reuse the result), the per-caller / per-address rate limit applied (rate-limit.ts), a body
+// too big for the caller refused (401 without a valid token over UNAUTHENTICATED_BODY_BYTES,
+// body-limit.ts), and the body's bytes reserved in the client's and the process's budget
+// (body-budget.ts; 429 / 503 when full). A body of unknown length (chunked; HTTP/2 without
+// Content-Length, as every gRPC call) is metered instead: its readers pass each chunk through
+// RequestState.meter, which reserves as bytes arrive and cuts the body when a budget is full.
+// Refusals are written in the shape of the path's API (writeRefusal: GraphQL's by default,
+// the wire's from src/wire). A refused body is never held: node reads and drops it, so the
+// client sees the answer; when it is larger than any legal body (or of unknown length) the
 // connection is closed instead.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import { AppError, errorCodes } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import type { BodyBudget } from './body-budget.ts';
+import type { BodyBudget, BudgetFull } from './body-budget.ts';
 import { bodyNeedsToken, UNAUTHENTICATED_BODY_BYTES } from './body-limit.ts';
 import { readiness, sendJson, type ReadinessCheck } from './health.ts';
 import { logRequest } from './logging.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { authenticate } from './rate-limit.ts';
+import { authenticate, type Refusal } from './rate-limit.ts';
 import { clientIp, newRequestState, type EdgeContext, type RequestState } from './request-state.ts';
 
 export interface EdgeOptions {
@@ -33,6 +38,18 @@ export interface EdgeOptions {
   /** The body cap for a caller with a valid token (body-limit.ts). */
   maxBodyBytes: number;
   budget: BodyBudget;
+  /** The per-caller / per-address request limit (rate-limit.ts). */
+  rateLimit?: (state: RequestState) => Promise<Refusal | null>;
+  /** CORS for the paths yoga does not serve (cors.ts applyCors): true when it answered a preflight. */
+  cors?: (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
+  /** Writes a refusal in the shape of the path's API; default: GraphQL's. */
+  writeRefusal?: (req: IncomingMessage, res: ServerResponse, path: string, error: AppError, headers: Record<string, string>) => void;
+}
+
+/** A refusal as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with the code's HTTP status. */
+export function writeGraphQLRefusal(_req: IncomingMessage, res: ServerResponse, _path: string, error: AppError, headers: Record<string, string>): void {
+  const body = { errors: [{ message: error.message, extensions: { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details } }] };
+  sendJson(res, errorCodes[error.code].status, body, headers);
 }
 
 export interface Edge {
@@ -49,15 +66,20 @@ export interface Edge {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The body's size as the headers give it: Content-Length, Infinity when unknown (chunked), 0 without a body. */
+/**
+ * The body's size as the headers give it: Content-Length; Infinity when unknown (chunked
+ * HTTP/1.1, or HTTP/2 without Content-Length, as every gRPC call); 0 without a body.
+ */
 function declaredBodyBytes(req: IncomingMessage): number {
   const length = req.headers['content-length'];
-  if (length !== undefined) return Number(length); // node's parser accepts only digits here
+  if (length !== undefined) return Number(length); // node's parsers accept only digits here
+  const stream = (req as unknown as { stream?: { endAfterHeaders?: boolean } }).stream;
+  if (stream) return stream.endAfterHeaders ? 0 : Infinity;
   return req.headers['transfer-encoding'] ? Infinity : 0;
 }
 
 export function createEdge(options: EdgeOptions): Edge {
-  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget } = options;
+  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, writeRefusal = writeGraphQLRefusal } = options;
   const open = new Set<ServerResponse>();
   let draining = false;
   let server: Server | undefined;
@@ -74,28 +96,78 @@ export function createEdge(options: EdgeOptions): Edge {
     res.end(text);
   }
 
-  /** The token first, then the body's size against the caller's cap and the budgets: a release function, or null when refused. */
-  async function admit(req: IncomingMessage, res: ServerResponse, state: RequestState): Promise<(() => void) | null> {
+  const budgetFull = (full: BudgetFull): Refusal => {
+    const retryInfo = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }];
+    metrics.bodyRefused(full === 'client' ? 'client_budget' : 'process_budget');
+    // Reservations last one request; a second is a fair guess at when one has ended.
+    const headers = { 'retry-after': '1' };
+    return full === 'client'
+      ? { error: new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.', retryInfo), headers }
+      : { error: new AppError('UNAVAILABLE', 'The gateway is receiving too many request bodies; retry after 1 s.', retryInfo), headers };
+  };
+
+  /**
+   * For a body of unknown length: each chunk reserved in the budgets as it arrives (up to the
+   * cap: the readers refuse beyond it), and a body without a valid token cut at its small cap.
+   */
+  function bodyMeter(state: RequestState, cap: number): { meter: (bytes: number) => AppError | null; release: () => void; readonly refused: boolean } {
+    const releases: (() => void)[] = [];
+    let seen = 0;
+    let refused: AppError | null = null;
+    return {
+      get refused() {
+        return refused !== null;
+      },
+      release: () => releases.forEach((r) => r()),
+      meter(bytes) {
+        if (refused) return refused;
+        const reserved = Math.min(seen, cap);
+        seen += bytes;
+        if (!state.caller && seen > UNAUTHENTICATED_BODY_BYTES) {
+          metrics.bodyRefused('unauthenticated');
+          return (refused = bodyNeedsToken(state));
+        }
+        const more = Math.min(seen, cap) - reserved;
+        if (more <= 0) return null;
+        const release = budget.reserve(state.ip, more);
+        if (typeof release === 'function') releases.push(release);
+        else refused = budgetFull(release).error;
+        return refused;
+      },
+    };
+  }
+
+  /**
+   * The token, the rate limit, then the body's size against the caller's cap and the budgets,
+   * all before the body is read: a release function, or null when refused (answered here).
+   */
+  async function admit(req: IncomingMessage, res: ServerResponse, path: string, state: RequestState): Promise<{ release: () => void; meterRefused?: () => boolean } | null> {
     await authenticate(state, req.headers.authorization ?? null, tokens);
     const declared = declaredBodyBytes(req);
-    const cap = state.caller ? maxBodyBytes : UNAUTHENTICATED_BODY_BYTES;
-    const refuse = (error: AppError, reason: Parameters<GatewayMetrics['bodyRefused']>[0], headers: Record<string, string> = {}) => {
+    const refuse = ({ error, headers }: Refusal) => {
       state.errorCodes.push(error.code);
-      metrics.bodyRefused(reason);
-      const body = { errors: [{ message: error.message, extensions: { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details } }] };
-      sendJson(res, errorCodes[error.code].status, body, declared > maxBodyBytes ? { ...headers, connection: 'close' } : headers);
+      // A refused body is not read: a big one would keep the connection busy, so it is closed after the answer.
+      if (declared > maxBodyBytes) res.setHeader('connection', 'close');
+      writeRefusal(req, res, path, error, headers);
       return null;
     };
-    // (Over the cap with a valid token: yoga answers 413 from the Content-Length, reading nothing.)
-    if (!state.caller && declared > cap && declared !== Infinity) return refuse(bodyNeedsToken(state), 'unauthenticated');
+    if (req.method !== 'OPTIONS' && rateLimit) {
+      const limited = await rateLimit(state);
+      if (limited) return refuse(limited);
+    }
+    const cap = state.caller ? maxBodyBytes : UNAUTHENTICATED_BODY_BYTES;
+    if (declared === Infinity) {
+      const metered = bodyMeter(state, cap);
+      state.meter = metered.meter;
+      return { release: metered.release, meterRefused: () => metered.refused };
+    }
+    // (Over the cap with a valid token: the reader answers from the Content-Length, reading nothing.)
+    if (!state.caller && declared > cap) {
+      metrics.bodyRefused('unauthenticated');
+      return refuse({ error: bodyNeedsToken(state), headers: {} });
+    }
     const release = budget.reserve(state.ip, Math.min(declared, cap));
-    if (typeof release === 'function') return release;
-    // Reservations last one request; a second is a fair guess at when one has ended.
-    const retry = { 'retry-after': '1' };
-    const retryInfo = [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }];
-    return release === 'client'
-      ? refuse(new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.', retryInfo), 'client_budget', retry)
-      : refuse(new AppError('UNAVAILABLE', 'The gateway is receiving too many request bodies; retry after 1 s.', retryInfo), 'process_budget', retry);
+    return typeof release === 'function' ? { release } : refuse(budgetFull(release));
   }
 
   return {
@@ -135,12 +207,26 @@ export function createEdge(options: EdgeOptions): Edge {
       };
       res.once('finish', finish);
       res.once('close', finish);
-      admit(req, res, state).then(
+      if (cors?.(req, res, path)) return;
+      admit(req, res, path, state).then(
         (admitted) => {
           if (!admitted) return;
           // The connection closed while the token was checked: nothing more to do.
-          if (finished) return admitted();
-          release = admitted;
+          if (finished) return admitted.release();
+          release = admitted.release;
+          // HTTP/2 emits 'finish' on the response only when the stream closes, which a client
+          // can put off after the answer; the body's bytes are let go once the answer is written.
+          (res as unknown as { stream?: NodeJS.EventEmitter }).stream?.once('finish', admitted.release);
+          if (state.meter) {
+            const meter = state.meter;
+            state.meter = (bytes) => {
+              const refused = meter(bytes);
+              // The rest of a refused HTTP/1.1 body is not read: the connection ends with the answer.
+              // (HTTP/2: the stream is no longer read, so flow control stops the client.)
+              if (refused && !res.headersSent) res.setHeader('connection', 'close');
+              return refused;
+            };
+          }
           // With a 'checkContinue' listener node leaves "100 Continue" to us: only an admitted body is asked for.
           if (/^100-continue$/i.test(req.headers.expect ?? '')) res.writeContinue();
           app(req, res, { requestState: state });

@@ -13,16 +13,17 @@ import type { Logger } from '../log.ts';
 import type { Stores } from '../stores.ts';
 import { useArmor } from './armor.ts';
 import { createBodyBudget } from './body-budget.ts';
-import { maxRequestBodyBytes, useUnauthenticatedBodyCap } from './body-limit.ts';
+import { maxRequestBodyBytes, useBodyMeter } from './body-limit.ts';
 import { useJsonRequests } from './content-type.ts';
 import { useJsonDepthLimit } from './json-depth.ts';
-import { corsOptions } from './cors.ts';
-import { createEdge, type Edge } from './edge.ts';
+import { applyCors, corsOptions, type CorsSpec } from './cors.ts';
+import { createEdge, writeGraphQLRefusal, type Edge } from './edge.ts';
+import type { AppError } from '../errors.ts';
 import { readiness, type ReadinessCheck } from './health.ts';
-import { createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempotency, type IdempotencyStore } from './idempotency.ts';
+import { createIdempotency, createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempotency, type Idempotency, type IdempotencyStore } from './idempotency.ts';
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
-import { authenticate, useEdge } from './rate-limit.ts';
+import { authenticate, createRateLimit } from './rate-limit.ts';
 import { stateOf, useRequestState, type EdgeContext, type RequestState } from './request-state.ts';
 import { createOnePortServer } from './one-port.ts';
 
@@ -30,6 +31,10 @@ import { createOnePortServer } from './one-port.ts';
 export interface WireRoute {
   matches(path: string): boolean;
   handler(req: any, res: any, state?: RequestState): void;
+  /** What browsers may send and read on the wire's paths (CORS_ORIGINS decides who). */
+  cors: CorsSpec;
+  /** Answers a refusal of the edge (before the body is read) in the path's wire shape. */
+  refuse(req: any, res: any, path: string, error: AppError, headers: Record<string, string>): void;
 }
 
 /**
@@ -66,6 +71,8 @@ export interface HttpLayer {
   /** What GET /ready answers, as a boolean: every readiness check passes and no drain is under way. */
   ready(): Promise<boolean>;
   readonly edge: Edge | undefined;
+  /** Idempotency-Key for the wire API: the core the GraphQL plugin uses (one store, one key space). */
+  readonly idempotency: Idempotency;
 }
 
 export interface HttpLayerOptions {
@@ -83,6 +90,8 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
   const idempotencyStore: IdempotencyStore = config.redisUrl
     ? timed(await createRedisIdempotencyStore({ url: config.redisUrl }), ['claim', 'complete', 'release'], metrics.redisObserver('idempotency'))
     : createMemoryIdempotencyStore();
+  // One core for GraphQL (the plugin below) and the wire API (`idempotency`, src/wire/idempotency.ts).
+  const idempotency = createIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency });
 
   const readinessChecks: ReadinessCheck[] = [
     { name: config.mongodbUrl ? 'mongodb' : 'store', ping: () => stores.store.ping() },
@@ -98,19 +107,20 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     // Then the one body format: application/graphql and other preflighted types get 415.
     useJsonRequests(),
     useArmor({ blockFieldSuggestions: !config.introspection }),
-    useEdge({
-      tokens,
-      limiter: stores.rateLimiter,
-      limits: config.http,
-      logger,
-      onLimiterUnavailable: metrics.rateLimiterUnavailable,
-      onLimited: metrics.rateLimited,
-    }),
-    useUnauthenticatedBodyCap(),
+    useBodyMeter(),
     useJsonDepthLimit(),
-    useIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency }),
+    useIdempotency(idempotency),
     useRequestFacts(),
   ];
+
+  // Every request but preflights, before its body (the edge): GraphQL and the wire API alike.
+  const rateLimit = createRateLimit({
+    limiter: stores.rateLimiter,
+    limits: config.http,
+    logger,
+    onLimiterUnavailable: metrics.rateLimiterUnavailable,
+    onLimited: metrics.rateLimited,
+  });
 
   // Each budget holds at least one largest legal body, so such a request always gets through on its own.
   const maxBodyBytes = maxRequestBodyBytes(config);
@@ -124,6 +134,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
   return {
     yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: maxBodyBytes, batching: false },
     plugins,
+    idempotency,
     async authenticated(request) {
       const state = stateOf(request);
       await authenticate(state, request.headers.get('authorization'), tokens);
@@ -139,7 +150,10 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       // the wire API's paths to its handler, everything else to yoga.
       const dispatch = (req: any, res: any, context: EdgeContext) =>
         wire?.matches(pathOf(req)) ? wire.handler(req, res, context.requestState) : app(req, res, context);
-      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget });
+      const writeRefusal = (req: any, res: any, path: string, error: AppError, headers: Record<string, string>) =>
+        wire?.matches(path) ? wire.refuse(req, res, path, error, headers) : writeGraphQLRefusal(req, res, path, error, headers);
+      const cors = (req: any, res: any, path: string) => (wire?.matches(path) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
+      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, writeRefusal });
       const theEdge = edge;
       server = createServer(edge.handler);
       // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.
@@ -151,7 +165,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
         sessions.add(session);
         session.once('close', () => sessions.delete(session));
       });
-      const port = createOnePortServer(server, h2);
+      const port = createOnePortServer(server, h2, config.tls);
       await new Promise<void>((resolve, reject) => {
         port.once('error', reject);
         port.listen(config.port, config.host, () => resolve());
@@ -171,7 +185,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
           },
         };
       };
-      return { server, url: `http://${config.host}:${bound}/graphql` };
+      return { server, url: `${config.tls ? 'https' : 'http'}://${config.host}:${bound}/graphql` };
     },
     async close() {
       let clean = true;

@@ -5,7 +5,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createContextValues } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import type { RequestState } from '../http/request-state.ts';
 import { AuthService } from '@zitadel/proto/zitadel/auth_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
@@ -14,10 +13,12 @@ import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { authService } from './auth.ts';
 import { requestFacts, requestStateKey, type WireDeps } from './context.ts';
 import { HealthService, healthService } from './health.ts';
+import { withIdempotency } from './idempotency.ts';
 import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
 import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService } from './reflection.ts';
 import { restService, type RestService } from './rest.ts';
+import { createRpcAdapter } from './rpc-adapter.ts';
 import { userService } from './users-v2.ts';
 
 export type { WireDeps } from './context.ts';
@@ -32,7 +33,7 @@ const PREFIXES = ALL_SERVICES.map((s) => `/${s.typeName}/`);
 /** True for a request path of one of the RPC services (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`). */
 export const isWirePath = (path: string) => PREFIXES.some((p) => path.startsWith(p));
 
-type NodeRequest = IncomingMessage | Http2ServerRequest;
+export type NodeRequest = IncomingMessage | Http2ServerRequest;
 /** A node handler; `state` is the edge's state of the request when it came through the edge. */
 export type NodeHandler = (req: NodeRequest, res: ServerResponse | Http2ServerResponse, state?: RequestState) => void;
 
@@ -45,23 +46,23 @@ export interface WireOptions extends WireDeps {
 
 /** The four services and their implementations, for every face that serves them (RPC here, REST in rest-route.ts). */
 export const wireServices = (wire: WireDeps): RestService[] => [
-  restService(AuthService, authService(wire)),
-  restService(ManagementService, managementService(wire)),
-  restService(UserService, userService(wire)),
-  restService(OrganizationService, organizationService(wire)),
+  restService(AuthService, withIdempotency(authService(wire), wire)),
+  restService(ManagementService, withIdempotency(managementService(wire), wire)),
+  restService(UserService, withIdempotency(userService(wire), wire)),
+  restService(OrganizationService, withIdempotency(organizationService(wire), wire)),
 ];
 
 /** One node handler for the four services, health and reflection: gRPC (HTTP/2), gRPC-web and Connect. */
 export function createWireHandler(options: WireOptions): NodeHandler {
   const { readMaxBytes, ready = () => options.deps.store.ping().then(() => true), ...wire } = options;
-  const states = new WeakMap<NodeRequest, RequestState>();
-  const adapter = connectNodeAdapter({
+  return createRpcAdapter({
     grpc: true,
     grpcWeb: true,
     connect: true,
     readMaxBytes,
     interceptors: [requestFacts],
-    contextValues: (req) => createContextValues().set(requestStateKey, states.get(req)),
+    logger: wire.logger,
+    contextValues: (state) => createContextValues().set(requestStateKey, state),
     routes(router) {
       for (const { service, impl } of wireServices(wire)) router.service(service, impl);
       router.service(HealthService, healthService({ services: WIRE_SERVICES.map((s) => s.typeName), ready }) as never);
@@ -69,8 +70,4 @@ export function createWireHandler(options: WireOptions): NodeHandler {
       router.service(ServerReflectionV1AlphaService, reflectionService(ALL_SERVICES, 'v1alpha') as never);
     },
   });
-  return (req, res, state) => {
-    if (state) states.set(req, state);
-    adapter(req as never, res as never);
-  };
 }

@@ -1,0 +1,55 @@
+// Answers the HTTP edge gives on the wire's paths before the body is read (no token for a big
+// body, rate limit, body budgets), each in the shape its client reads errors in: gRPC and
+// gRPC-web a trailers-only answer (HTTP 200, grpc-status in the headers), Connect its JSON
+// error with the matching HTTP status, REST grpc-gateway's {code, message, details}.
+import type { ServerResponse } from 'node:http';
+import type { Http2ServerResponse } from 'node:http2';
+import type { ConnectError } from '@connectrpc/connect';
+import { codeToHttpStatus, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
+import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
+import type { AppError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { toConnectError } from './errors.ts';
+import { writeRestError } from './rest-errors.ts';
+import type { NodeRequest } from './index.ts';
+
+type NodeResponse = ServerResponse | Http2ServerResponse;
+const head = (res: NodeResponse, status: number, headers: Record<string, string | number>) => (res as ServerResponse).writeHead(status, headers);
+
+/** The RPC protocol of a request on an RPC path, from its content type. */
+export function rpcProtocolOf(contentType: string | undefined): 'grpc' | 'grpc-web' | 'grpc-web-text' | 'connect' {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type.startsWith('application/grpc-web-text')) return 'grpc-web-text';
+  if (type.startsWith('application/grpc-web')) return 'grpc-web';
+  if (type.startsWith('application/grpc')) return 'grpc';
+  return 'connect';
+}
+
+export function writeRpcError(req: NodeRequest, res: NodeResponse, error: ConnectError, extraHeaders: Record<string, string> = {}): void {
+  const protocol = rpcProtocolOf(req.headers['content-type']);
+  if (protocol === 'connect') {
+    const body = errorToJsonBytes(error, {});
+    head(res, codeToHttpStatus(error.code), { ...extraHeaders, 'content-type': 'application/json', 'content-length': body.byteLength });
+    res.end(body);
+    return;
+  }
+  const contentType = protocol === 'grpc' ? 'application/grpc' : protocol === 'grpc-web' ? 'application/grpc-web+proto' : 'application/grpc-web-text+proto';
+  const headers: Record<string, string> = { ...extraHeaders, 'content-type': contentType };
+  setTrailerStatus(new Headers(), error).forEach((value, name) => (headers[name] = value));
+  head(res, 200, headers);
+  res.end();
+}
+
+/** The edge's refusal on a wire path: RPC paths in their protocol's shape, REST paths in grpc-gateway's. */
+export function writeWireRefusal(
+  req: NodeRequest,
+  res: NodeResponse,
+  rpc: boolean,
+  refusal: AppError,
+  headers: Record<string, string>,
+  logger: Logger,
+): void {
+  const error = toConnectError(refusal, logger, { method: 'edge' });
+  if (rpc) writeRpcError(req, res, error, headers);
+  else writeRestError(req, res, error, headers);
+}
