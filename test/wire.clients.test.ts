@@ -21,7 +21,7 @@ import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { h2Request } from './support/grpc-raw.ts';
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
-import { bearer, WIRE_KINDS, wireTransport, zitadelClients, type WireKind } from './support/wire-clients.ts';
+import { failure, bearer, WIRE_KINDS, wireTransport, zitadelClients, type WireKind } from './support/wire-clients.ts';
 
 const ORIGIN = 'http://localhost:4000';
 const PASSWORD = 'Secr3t!pass';
@@ -48,15 +48,6 @@ function wireSuite(name: string, env: () => Record<string, string>) {
 
     const clients = (kind: Kind, token: string | null = gw.adminToken) => zitadelClients(wireTransport(kind, gw.baseUrl, token));
 
-    /** The ConnectError a call fails with. */
-    async function failure(call: Promise<unknown>): Promise<ConnectError> {
-      try {
-        await call;
-      } catch (err) {
-        return ConnectError.from(err);
-      }
-      throw new Error('expected the call to fail');
-    }
 
     const fieldsOf = (err: ConnectError) =>
       err

@@ -12,12 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyImportedHash } from '../src/model/passwords.ts';
 import type { User } from '../src/model/users.ts';
 import type { AggregateType } from '../src/store/port.ts';
-import { BadRequestSchema, type BadRequest } from '../src/wire/bad-request.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { argon2OfLength, codePoints, E, emailOf, fill, urlTemplateOf } from './support/limits.ts';
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
-import { wireTransport, zitadelClients } from './support/wire-clients.ts';
+import { violationsOf, failure, wireTransport, zitadelClients } from './support/wire-clients.ts';
 
 const ORIGIN = 'http://localhost:4000';
 const SAML_XML = readFileSync(new URL('./fixtures/saml/sp-entity-descriptor.xml', import.meta.url), 'utf8');
@@ -40,16 +39,8 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
     const grpc = (token = gw.adminToken) => zitadelClients(wireTransport('grpc', gw.baseUrl, token));
 
-    async function failure(call: Promise<unknown>): Promise<ConnectError> {
-      try {
-        await call;
-      } catch (err) {
-        return ConnectError.from(err);
-      }
-      throw new Error('expected the call to fail');
-    }
 
-    const violations = (err: ConnectError) => err.findDetails(BadRequestSchema).flatMap((d) => (d as unknown as BadRequest).fieldViolations);
+    const violations = violationsOf;
 
     /** INVALID_ARGUMENT with a BadRequest naming exactly `field`; the description is returned. */
     function expectInvalid(err: ConnectError, field: string): string {

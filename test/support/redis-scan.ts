@@ -1,8 +1,8 @@
-// Reads every value of every key in a Redis database, whatever its type, so a
-// test can assert that a secret (a clear code) is stored nowhere.
+// Reads every value of every key in a Redis database (or of the keys matching a pattern),
+// whatever its type, so a test can assert that a secret (a clear code) is stored nowhere.
 import { Redis } from 'ioredis';
 
-export async function everythingInRedis(url: string): Promise<string> {
+export async function everythingInRedis(url: string, match = '*'): Promise<string> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   client.on('error', () => {});
   await client.connect();
@@ -10,7 +10,7 @@ export async function everythingInRedis(url: string): Promise<string> {
     const parts: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await client.scan(cursor, 'COUNT', 500);
+      const [next, keys] = await client.scan(cursor, 'MATCH', match, 'COUNT', 500);
       cursor = next;
       for (const key of keys) {
         const type = await client.type(key);

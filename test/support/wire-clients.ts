@@ -1,6 +1,7 @@
 // ZITADEL's own service clients (@zitadel/client) over connect-node's transports, with a
 // bearer token: how the wire tests talk to the gateway, the way a ZITADEL user would.
-import type { Interceptor, Transport } from '@connectrpc/connect';
+import { ConnectError, type Interceptor, type Transport } from '@connectrpc/connect';
+import { BadRequestSchema, type BadRequest } from '../../src/wire/bad-request.ts';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
 import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
@@ -34,3 +35,16 @@ export const zitadelClients = (t: Transport) => ({
   users: createUserServiceClient(t),
   orgs: createOrganizationServiceClient(t),
 });
+
+/** The ConnectError a call fails with (a call that succeeds fails the test). */
+export async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** The field violations of an error's google.rpc.BadRequest details. */
+export const violationsOf = (err: ConnectError) => err.findDetails(BadRequestSchema).flatMap((d) => (d as unknown as BadRequest).fieldViolations);
