@@ -1,5 +1,7 @@
 // `npm run bench`: every scenario of bench/scenarios.ts against a server started here in a
-// child process (so its RSS is its own), autocannon in this process, loopback only.
+// child process (so its RSS is its own), autocannon in this process, loopback only; the gRPC
+// scenario is driven by bench/h2-load.ts instead (autocannon speaks only HTTP/1.1), with the
+// same connections, warm-up and duration, one stream at a time per connection.
 // Gateway scenarios run on the embedded stores and on MongoDB-wire + Redis (FerretDB and
 // redis-server started like the tests do, unless MONGODB_URL / REDIS_URL are set).
 // Prints one markdown table and writes bench/results/latest.json.
@@ -22,6 +24,7 @@ import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { startServers, type ServerChoice } from '../test/support/servers-start.ts';
 import { formatSummary, summarize, type ProfileSummary } from './cpuprofile-top.ts';
+import { h2Load, type H2LoadResult } from './h2-load.ts';
 import { meLoad, scenarios, type Load, type Scenario, type ServerKind, type Target } from './scenarios.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -193,18 +196,11 @@ function cpuMs(pid: number): number | undefined {
 
 // ---------------------------------------------------------------- load
 
-interface Measured {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  max: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
+interface Measured extends Omit<H2LoadResult, 'statusErrors'> {
+  /** 2xx answers that carry an error: a body naming "errors" (GraphQL), or a grpc-status other than 0 (gRPC). */
   graphqlErrors: number;
-  /** First failed response body, to say why. */
-  sample?: string;
+  /** CPU time of this (the load-generating) process per request, to see that the client is not the bottleneck. */
+  clientCpuMsPerRequest?: number;
 }
 
 async function cannon(url: string, load: Load, connections: number, duration: number, overallRate?: number): Promise<Measured> {
@@ -247,6 +243,22 @@ async function cannon(url: string, load: Load, connections: number, duration: nu
   };
 }
 
+/** One load run: autocannon, or bench/h2-load.ts when the load is HTTP/2 (gRPC). */
+async function drive(url: string, load: Load, connections: number, duration: number): Promise<Measured> {
+  const cpu = process.cpuUsage();
+  let m: Measured;
+  if (load.h2) {
+    const r = await h2Load({ origin: new URL(url).origin, connections, duration, request: load.h2.request });
+    const { statusErrors, ...rest } = r;
+    m = { ...rest, graphqlErrors: statusErrors };
+  } else {
+    m = await cannon(url, load, connections, duration);
+  }
+  const used = process.cpuUsage(cpu);
+  if (m.requests) m.clientCpuMsPerRequest = Math.round(((used.user + used.system) / 1000 / m.requests) * 1000) / 1000;
+  return m;
+}
+
 // ---------------------------------------------------------------- runs
 
 type StoreKind = 'embedded' | 'mongodb+redis';
@@ -259,6 +271,11 @@ interface Row extends Measured {
   cpuMsPerRequest?: number;
   ratioRawHttp?: number;
   ratioYogaPing?: number;
+  /** The scenario (same store, same run) this one is set against: GraphQL updateHumanProfile for the wire rows. */
+  versus?: string;
+  /** req/s divided by the `versus` scenario's req/s (1 for that scenario itself). */
+  ratioGraphql?: number;
+  /** Read back after the measurement: storeWrites = sum of the users' sequences - 1, for the write scenarios. */
   check?: Record<string, number>;
   /** In the server during the measurement (perf_hooks.monitorEventLoopDelay, 10 ms resolution). */
   eventLoopDelayMs?: Mark['eventLoopDelayMs'];
@@ -287,7 +304,7 @@ interface Plan {
 }
 
 const RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
-/** Non-2xx, connection errors and GraphQL-error bodies, as one string; a response can be both non-2xx and carry errors. */
+/** Non-2xx, connection errors and errors in 2xx answers (GraphQL errors, gRPC status), as one string; a response can be both non-2xx and carry errors. */
 const failuresOf = (m: Measured) => `${m.non2xx}/${m.errors}/${m.graphqlErrors}`;
 const failed = (m: Measured) => m.non2xx + m.errors + m.graphqlErrors > 0;
 
@@ -321,14 +338,14 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
     const { url } = child.target;
     if (opts.warmup > 0) {
       log(`${label}: warm-up ${opts.warmup} s`);
-      const warm = await cannon(url, await scenario.load(child.target, opts.connections), opts.connections, opts.warmup);
-      if (failed(warm)) log(`${label}: warm-up failures (non-2xx/conn/GraphQL) ${failuresOf(warm)}, e.g. ${warm.sample}`);
+      const warm = await drive(url, await scenario.load(child.target, opts.connections), opts.connections, opts.warmup);
+      if (failed(warm)) log(`${label}: warm-up failures (non-2xx/conn/app) ${failuresOf(warm)}, e.g. ${warm.sample}`);
     }
     const load = await scenario.load(child.target, opts.connections);
     log(`${label}: measuring ${opts.duration} s, ${opts.connections} connections`);
     const cpuBefore = cpuMs(pid);
     measureFrom = (await mark(child)).mark;
-    const m = await cannon(url, load, opts.connections, opts.duration);
+    const m = await drive(url, load, opts.connections, opts.duration);
     const during = await mark(child);
     measureTo = during.mark;
     measured = m.requests;
@@ -338,6 +355,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
       scenario: scenario.name,
       store,
       what: scenario.what,
+      ...(scenario.versus ? { versus: scenario.versus } : {}),
       ...m,
       peakRssMb: 0,
       cpuMsPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && m.requests ? Math.round(((cpuAfter - cpuBefore) / m.requests) * 1000) / 1000 : undefined,
@@ -347,7 +365,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
       storeIo: during.store,
       readyRssMb,
     };
-    if (failed(m)) log(`${label}: failures (non-2xx/conn/GraphQL) ${failuresOf(m)}, e.g. ${m.sample}`);
+    if (failed(m)) log(`${label}: failures (non-2xx/conn/app) ${failuresOf(m)}, e.g. ${m.sample}`);
 
     // Latency under load: while bcrypt hashing saturates the server, a slow `me` probe.
     if (scenario.name === 'addHumanUser+password' && store === 'embedded') {
@@ -391,7 +409,11 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
     await client.close();
   }
   rmSync(dataDir, { recursive: true, force: true });
-  log(`${label}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, peak RSS ${row.peakRssMb} MB`);
+  log(
+    `${label}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, peak RSS ${row.peakRssMb} MB` +
+      (row.check?.storeWrites !== undefined ? `, ${row.requests} requests / ${row.check.storeWrites} store writes` : '') +
+      (row.clientCpuMsPerRequest !== undefined ? `, client CPU ${row.clientCpuMsPerRequest} ms/req` : ''),
+  );
   return { row, latency };
 }
 
@@ -401,7 +423,20 @@ const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '-' : n.to
 const ratio = (n: number | undefined) => (n === undefined ? '-' : n < 0.1 ? n.toFixed(3) : n.toFixed(2));
 
 function table(rows: Row[]): string {
-  const head = ['scenario', 'store', 'req/s', 'p50 ms', 'p99 ms', 'failures: non-2xx/conn/GraphQL', 'peak RSS MB', '× raw-http', '× yoga-ping', 'server CPU ms/req'];
+  const head = [
+    'scenario',
+    'store',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'failures: non-2xx/conn/app',
+    'peak RSS MB',
+    '× raw-http',
+    '× yoga-ping',
+    '× GraphQL',
+    'server CPU ms/req',
+    'requests / store writes',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   for (const r of rows) {
     lines.push(
@@ -415,7 +450,9 @@ function table(rows: Row[]): string {
         fmt(r.peakRssMb, 0),
         ratio(r.ratioRawHttp),
         ratio(r.ratioYogaPing),
+        ratio(r.ratioGraphql),
         fmt(r.cpuMsPerRequest, 2),
+        r.check?.storeWrites !== undefined ? `${r.requests} / ${r.check.storeWrites}` : '-',
       ].join(' | ')} |`,
     );
   }
@@ -479,6 +516,12 @@ async function main(): Promise<number> {
   for (const r of rows) {
     if (raw?.rps) r.ratioRawHttp = Math.round((r.rps / raw.rps) * 1000) / 1000;
     if (yoga?.rps) r.ratioYogaPing = Math.round((r.rps / yoga.rps) * 1000) / 1000;
+    // The wire rows against GraphQL: same store setup, same run; the GraphQL row itself gets 1.
+    const base = r.versus ? rows.find((b) => b.scenario === r.versus && b.store === r.store) : undefined;
+    if (base?.rps) {
+      r.ratioGraphql = Math.round((r.rps / base.rps) * 1000) / 1000;
+      base.ratioGraphql = 1;
+    }
   }
 
   const profileRow = rows.find((r) => r.scenario === 'updateHumanProfile' && r.store === 'embedded');
@@ -490,7 +533,7 @@ async function main(): Promise<number> {
     errors: (() => {
       const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : [])];
       const sum = (k: 'non2xx' | 'errors' | 'graphqlErrors') => all.reduce((s, m) => s + m[k], 0);
-      const value = `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/GraphQL)`;
+      const value = `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app)`;
       return { value, target: '0/0/0', met: !all.some(failed) };
     })(),
   };
@@ -507,7 +550,7 @@ async function main(): Promise<number> {
       `Latency under load (embedded): \`me\` at ${latency.probe.rate}/s while addHumanUser+password runs at ${fmt(latency.hashing.rps, 0)} req/s: ` +
         `p50 ${latency.probe.p50} ms, p99 ${latency.probe.p99} ms, max ${latency.probe.max} ms (target p99 < ${latency.targetP99Ms} ms); ` +
         `server event-loop delay p99 ${latency.eventLoopDelayMs.p99} ms, max ${latency.eventLoopDelayMs.max} ms; ` +
-        `failures (non-2xx/conn/GraphQL): probe ${failuresOf(latency.probe)}, hashing ${failuresOf(latency.hashing)}.`,
+        `failures (non-2xx/conn/app): probe ${failuresOf(latency.probe)}, hashing ${failuresOf(latency.hashing)}.`,
     );
   }
   lines.push('', 'Targets:');

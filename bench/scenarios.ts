@@ -1,7 +1,12 @@
 // What each benchmark scenario sends. A scenario builds a fresh load for every
 // autocannon run (warm-up and measurement), so a run never starts from the state
 // another one left: write scenarios get their own users each time.
+// The wire scenarios (gRPC, Connect-JSON, REST) send the same change as the GraphQL
+// updateHumanProfile one; the gRPC one goes through bench/h2-load.ts, the rest through autocannon.
+import { create, toBinary } from '@bufbuild/protobuf';
+import { UpdateHumanProfileRequestSchema } from '@zitadel/proto/zitadel/management_pb.js';
 import type autocannon from 'autocannon';
+import type { H2Request } from './h2-load.ts';
 
 export type ServerKind = 'raw-http' | 'yoga-ping' | 'gateway';
 
@@ -11,9 +16,11 @@ export interface Target {
   adminToken?: string;
 }
 
-/** One autocannon run's requests, and a check of the server's state after it. */
+/** One run's requests (autocannon's options, or HTTP/2 requests for bench/h2-load.ts), and a check of the server's state after it. */
 export interface Load {
-  options: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body'>;
+  options?: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body'>;
+  /** Instead of autocannon (HTTP/1.1 only): the n-th HTTP/2 request of each connection, for gRPC. */
+  h2?: { request(connection: number, n: number): H2Request };
   /** Reads back what the run wrote (e.g. the users' sequences); for the report. */
   after?: () => Promise<Record<string, number>>;
 }
@@ -22,6 +29,8 @@ export interface Scenario {
   name: string;
   server: ServerKind;
   what: string;
+  /** The scenario of the same store and run whose req/s this one's is divided by (the × GraphQL column). */
+  versus?: string;
   /** Gateway scenarios run once per store setup (embedded; MongoDB-wire + Redis). */
   load(target: Target, connections: number): Promise<Load>;
 }
@@ -104,15 +113,27 @@ async function sequences(target: Target, ids: string[]): Promise<number[]> {
   return Promise.all(ids.map(async (id) => Number((await graphql(target, OPS.userSequence, { id })).user.details.sequence)));
 }
 
+/** The users read back: store writes = sum of (sequence - 1) (1 is the creation), to set beside the request count. */
+async function storeWrites(target: Target, users: { id: string }[]): Promise<Record<string, number>> {
+  const seqs = await sequences(target, users.map((u) => u.id));
+  return { storeWrites: seqs.reduce((sum, s) => sum + (s - 1), 0) };
+}
+
+interface HttpRequest {
+  method: 'POST' | 'PUT';
+  path: string;
+  body: string;
+}
+
 /**
- * Each connection gets its own user and sends its two bodies in turn, so every request is a
+ * Each connection gets its own user and sends its two requests in turn, so every request is a
  * real change of that user (A after start, B after A, A after B, ...). The check afterwards
- * reads the users back: store writes = sum of (sequence - 1), to set beside the 2xx count.
+ * reads the users back (storeWrites).
  */
 function alternatingPerConnection(
   target: Target,
   users: { id: string }[],
-  bodies: (user: { id: string }) => [string, string],
+  requests: (user: { id: string }) => [HttpRequest, HttpRequest],
 ): Load {
   let next = 0;
   const h = headers(target);
@@ -121,17 +142,50 @@ function alternatingPerConnection(
       setupClient(client) {
         const i = next++;
         const user = users[i % users.length]!;
-        const [a, b] = bodies(user);
-        client.setRequests([
-          { method: 'POST', path: '/graphql', headers: h, body: a },
-          { method: 'POST', path: '/graphql', headers: h, body: b },
-        ]);
+        client.setRequests(requests(user).map((r) => ({ ...r, headers: h })));
       },
     },
-    async after() {
-      const seqs = await sequences(target, users.map((u) => u.id));
-      return { storeWrites: seqs.reduce((sum, s) => sum + (s - 1), 0) };
-    },
+    after: () => storeWrites(target, users),
+  };
+}
+
+/** GraphQL: both bodies to /graphql. */
+const graphqlPosts = (a: string, b: string): [HttpRequest, HttpRequest] => [
+  { method: 'POST', path: '/graphql', body: a },
+  { method: 'POST', path: '/graphql', body: b },
+];
+
+/** The two profiles each connection's user alternates between, on every face. */
+const PROFILES = [
+  { firstName: 'Ada', lastName: 'Lovelace' },
+  { firstName: 'Ada', lastName: 'Byron' },
+] as const;
+
+const UPDATE_HUMAN_PROFILE_RPC = '/zitadel.management.v1.ManagementService/UpdateHumanProfile';
+
+/** A gRPC length-prefixed message: flag 0, the length as uint32 big-endian, the protobuf bytes. */
+function grpcFrame(message: Uint8Array): Buffer {
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  frame.set(message, 5);
+  return frame;
+}
+
+/** gRPC over HTTP/2 (bench/h2-load.ts): connection c sends its user's two profiles in turn. */
+function grpcAlternating(target: Target, users: { id: string }[]): Load {
+  const frames = users.map((u) =>
+    PROFILES.map((p) => grpcFrame(toBinary(UpdateHumanProfileRequestSchema, create(UpdateHumanProfileRequestSchema, { userId: u.id, ...p })))),
+  );
+  const h2Headers = {
+    ':method': 'POST',
+    ':path': UPDATE_HUMAN_PROFILE_RPC,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+    authorization: `Bearer ${target.adminToken}`,
+  };
+  return {
+    h2: { request: (c, n) => ({ headers: h2Headers, body: frames[c % frames.length]![n % 2]! }) },
+    after: () => storeWrites(target, users),
   };
 }
 
@@ -185,9 +239,46 @@ export const scenarios: Scenario[] = [
     what: 'JWT check, permission, validation, store append; each connection alternates two profiles of its own user',
     async load(target, connections) {
       const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) =>
+        graphqlPosts(
+          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[0] } }),
+          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[1] } }),
+        ),
+      );
+    },
+  },
+  {
+    name: 'updateHumanProfile-grpc',
+    server: 'gateway',
+    what: 'the same change as ManagementService/UpdateHumanProfile over gRPC (h2c, bench/h2-load.ts, one stream at a time per connection)',
+    versus: 'updateHumanProfile',
+    async load(target, connections) {
+      return grpcAlternating(target, await makeUsers(target, connections));
+    },
+  },
+  {
+    name: 'updateHumanProfile-connect',
+    server: 'gateway',
+    what: 'the same change as ManagementService/UpdateHumanProfile over Connect with a JSON body (HTTP/1.1)',
+    versus: 'updateHumanProfile',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
       return alternatingPerConnection(target, users, (u) => [
-        body(OPS.updateHumanProfile, { input: { userId: u.id, firstName: 'Ada', lastName: 'Lovelace' } }),
-        body(OPS.updateHumanProfile, { input: { userId: u.id, firstName: 'Ada', lastName: 'Byron' } }),
+        { method: 'POST', path: UPDATE_HUMAN_PROFILE_RPC, body: JSON.stringify({ userId: u.id, ...PROFILES[0] }) },
+        { method: 'POST', path: UPDATE_HUMAN_PROFILE_RPC, body: JSON.stringify({ userId: u.id, ...PROFILES[1] }) },
+      ]);
+    },
+  },
+  {
+    name: 'updateHumanProfile-rest',
+    server: 'gateway',
+    what: 'the same change as PUT /management/v1/users/{user_id}/profile (REST/JSON, HTTP/1.1)',
+    versus: 'updateHumanProfile',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) => [
+        { method: 'PUT', path: `/management/v1/users/${u.id}/profile`, body: JSON.stringify(PROFILES[0]) },
+        { method: 'PUT', path: `/management/v1/users/${u.id}/profile`, body: JSON.stringify(PROFILES[1]) },
       ]);
     },
   },
@@ -197,10 +288,12 @@ export const scenarios: Scenario[] = [
     what: 'setEmail with returnCode (store append + code store); each connection alternates two addresses of its own user',
     async load(target, connections) {
       const users = await makeUsers(target, connections);
-      return alternatingPerConnection(target, users, (u) => [
-        body(OPS.setEmail, { input: { userId: u.id, email: `a-${u.id}@bench.example.com`, returnCode: true } }),
-        body(OPS.setEmail, { input: { userId: u.id, email: `b-${u.id}@bench.example.com`, returnCode: true } }),
-      ]);
+      return alternatingPerConnection(target, users, (u) =>
+        graphqlPosts(
+          body(OPS.setEmail, { input: { userId: u.id, email: `a-${u.id}@bench.example.com`, returnCode: true } }),
+          body(OPS.setEmail, { input: { userId: u.id, email: `b-${u.id}@bench.example.com`, returnCode: true } }),
+        ),
+      );
     },
   },
   {
