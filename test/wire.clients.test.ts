@@ -314,6 +314,7 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
         expect(line).toMatchObject({
           path: '/zitadel.management.v1.ManagementService/SetHumanPassword',
+          protocol: kind === 'connect-json' ? 'connect' : kind,
           operationName: 'SetHumanPassword',
           operationType: 'mutation',
           rootField: 'zitadel.management.v1.ManagementService/SetHumanPassword',
@@ -322,7 +323,8 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         });
         expect(gw.logs.some((l) => l.includes(secret))).toBe(false);
         const metrics = await (await fetch(`${gw.baseUrl}/metrics`)).text();
-        expect(metrics).toMatch(/root_field="zitadel\.management\.v1\.ManagementService\/SetHumanPassword"/);
+        const protocol = kind === 'connect-json' ? 'connect' : kind;
+        expect(metrics).toMatch(new RegExp(`gateway_http_requests_total\\{protocol="${protocol}",operation_type="mutation",root_field="zitadel\\.management\\.v1\\.ManagementService/SetHumanPassword",status="\\d+"\\} \\d+`));
       });
 
       it('a method the gateway does not implement answers UNIMPLEMENTED', async () => {

@@ -189,3 +189,25 @@ describe('CORS on the wire paths (CORS_ORIGINS)', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe(allowed);
   });
 });
+
+describe('the request log line names the protocol', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(async () => gw?.close());
+  const lineOf = (requestId: string) => gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
+
+  it('rest, graphql, and an edge refusal on a gRPC-web path', async () => {
+    await fetch(`${gw.baseUrl}/auth/v1/users/me`, { headers: { authorization: `Bearer ${gw.adminToken}`, 'x-request-id': 'proto-rest' } });
+    await gw.send(MeDocument, {}, { headers: { 'x-request-id': 'proto-graphql' } });
+    await fetch(`${gw.baseUrl}/zitadel.management.v1.ManagementService/AddProject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web-text', 'x-request-id': 'proto-web-text' },
+      body: 'A'.repeat(UNAUTHENTICATED_BODY_BYTES + 4),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect([lineOf('proto-rest'), lineOf('proto-graphql'), lineOf('proto-web-text')].map((l) => l?.protocol)).toEqual(['rest', 'graphql', 'grpc-web-text']);
+    expect(lineOf('proto-web-text')?.errors).toEqual(['UNAUTHENTICATED']);
+  });
+});

@@ -40,6 +40,8 @@ export interface EdgeOptions {
   budget: BodyBudget;
   /** The per-caller / per-address request limit (rate-limit.ts). */
   rateLimit?: (state: RequestState) => Promise<Refusal | null>;
+  /** The request's protocol for logs and metrics (RequestState.protocol); default: graphql. */
+  protocolOf?: (req: IncomingMessage, path: string) => string;
   /** CORS for the paths yoga does not serve (cors.ts applyCors): true when it answered a preflight. */
   cors?: (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
   /** Writes a refusal in the shape of the path's API; default: GraphQL's. */
@@ -79,7 +81,7 @@ function declaredBodyBytes(req: IncomingMessage): number {
 }
 
 export function createEdge(options: EdgeOptions): Edge {
-  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, writeRefusal = writeGraphQLRefusal } = options;
+  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, writeRefusal = writeGraphQLRefusal } = options;
   const open = new Set<ServerResponse>();
   let draining = false;
   let server: Server | undefined;
@@ -189,6 +191,7 @@ export function createEdge(options: EdgeOptions): Edge {
       }
       const header = req.headers['x-request-id'];
       const state = newRequestState(Array.isArray(header) ? header[0] : header, clientIp(req, trustProxy));
+      if (protocolOf) state.protocol = protocolOf(req, path);
       res.setHeader('x-request-id', state.requestId);
       res.setHeader('vary', 'Origin');
       if (draining) res.setHeader('connection', 'close');

@@ -31,6 +31,8 @@ import { createOnePortServer } from './one-port.ts';
 export interface WireRoute {
   matches(path: string): boolean;
   handler(req: any, res: any, state?: RequestState): void;
+  /** grpc, grpc-web, grpc-web-text, connect or rest: for the log line and metric labels. */
+  protocolOf(req: any, path: string): string;
   /** What browsers may send and read on the wire's paths (CORS_ORIGINS decides who). */
   cors: CorsSpec;
   /** Answers a refusal of the edge (before the body is read) in the path's wire shape. */
@@ -153,7 +155,8 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       const writeRefusal = (req: any, res: any, path: string, error: AppError, headers: Record<string, string>) =>
         wire?.matches(path) ? wire.refuse(req, res, path, error, headers) : writeGraphQLRefusal(req, res, path, error, headers);
       const cors = (req: any, res: any, path: string) => (wire?.matches(path) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
-      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, writeRefusal });
+      const protocolOf = (req: any, path: string) => (wire?.matches(path) ? wire.protocolOf(req, path) : 'graphql');
+      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, writeRefusal });
       const theEdge = edge;
       server = createServer(edge.handler);
       // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.

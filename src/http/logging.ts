@@ -1,5 +1,5 @@
-// One structured log line per GraphQL request, when its answer has gone out:
-//   {"level":"info","msg":"request","requestId":…,"operationName":…,"operationType":…,
+// One structured log line per request (GraphQL or the wire API), when its answer has gone out:
+//   {"level":"info","msg":"request","requestId":…,"protocol":…,"operationName":…,"operationType":…,
 //    "rootField":…,"caller":…,"ip":…,"status":…,"durationMs":…,"errors":["NOT_FOUND"]}
 // Never the query's variables, headers or answer: those carry passwords, tokens and codes.
 import { getOperationAST, Kind, type DocumentNode, type OperationDefinitionNode } from 'graphql';
@@ -58,6 +58,7 @@ export function logRequest(logger: Logger, state: RequestState, fields: { method
     requestId: state.requestId,
     method: fields.method,
     path: fields.path,
+    protocol: state.protocol,
     operationName: state.operationName ?? null,
     operationType: state.operationType ?? null,
     rootField: state.rootField ?? null,

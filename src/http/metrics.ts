@@ -1,7 +1,7 @@
 // Prometheus metrics at GET /metrics (prom-client, one registry per gateway).
 //
-//   gateway_http_requests_total{operation_type,root_field,status}
-//   gateway_http_request_duration_seconds{operation_type,root_field}      histogram
+//   gateway_http_requests_total{protocol,operation_type,root_field,status}     protocol: graphql, grpc, grpc-web, grpc-web-text, connect, rest
+//   gateway_http_request_duration_seconds{protocol,operation_type,root_field}  histogram
 //   gateway_graphql_errors_total{code}                                      one per error in an answer
 //   gateway_store_duration_seconds{backend,operation,outcome}               event store calls (MongoDB or embedded)
 //   gateway_redis_duration_seconds{component,operation,outcome}             Redis calls: codes, rate_limit, idempotency
@@ -48,14 +48,14 @@ export function createMetrics(): GatewayMetrics {
 
   const requests = new Counter({
     name: 'gateway_http_requests_total',
-    help: 'GraphQL HTTP requests answered, by operation type, root field and HTTP status.',
-    labelNames: ['operation_type', 'root_field', 'status'] as const,
+    help: 'Requests answered (GraphQL and the wire API), by protocol, operation type, root field (wire: service/method) and HTTP status.',
+    labelNames: ['protocol', 'operation_type', 'root_field', 'status'] as const,
     registers: [registry],
   });
   const duration = new Histogram({
     name: 'gateway_http_request_duration_seconds',
     help: 'Time from the request arriving to the answer being sent.',
-    labelNames: ['operation_type', 'root_field'] as const,
+    labelNames: ['protocol', 'operation_type', 'root_field'] as const,
     buckets: HTTP_BUCKETS,
     registers: [registry],
   });
@@ -133,7 +133,7 @@ export function createMetrics(): GatewayMetrics {
     requestStarted: () => inFlight.inc(),
     requestFinished(state, status) {
       inFlight.dec();
-      const labels = { operation_type: state.operationType ?? 'none', root_field: state.rootField ?? 'none' };
+      const labels = { protocol: state.protocol, operation_type: state.operationType ?? 'none', root_field: state.rootField ?? 'none' };
       requests.inc({ ...labels, status: String(status) });
       duration.observe(labels, Number(process.hrtime.bigint() - state.startedAt) / 1e9);
       for (const code of state.errorCodes) errors.inc({ code });

@@ -18,6 +18,8 @@ export interface RequestState {
   /** A token was sent and is not valid (every operation answers UNAUTHENTICATED). */
   authError?: Error;
   authChecked: boolean;
+  /** How the request came: graphql, or the wire's grpc, grpc-web, grpc-web-text, connect, rest (for logs and metric labels). */
+  protocol: string;
   operationName?: string;
   operationType?: 'query' | 'mutation' | 'subscription';
   /** The single root field executed, or 'multiple'; bounded by the schema, so fit for metric labels. */
@@ -43,7 +45,7 @@ export function requestIdFrom(header: string | null | undefined): string {
 }
 
 export function newRequestState(requestId: string | null | undefined, ip: string): RequestState {
-  return { requestId: requestIdFrom(requestId), startedAt: process.hrtime.bigint(), ip, caller: null, authChecked: false, errorCodes: [] };
+  return { requestId: requestIdFrom(requestId), startedAt: process.hrtime.bigint(), ip, caller: null, authChecked: false, errorCodes: [], protocol: 'graphql' };
 }
 
 /** The server context the node handler passes to yoga with each request. */

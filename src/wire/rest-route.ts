@@ -8,7 +8,7 @@ import type { Http2ServerResponse } from 'node:http2';
 import type { AppError } from '../errors.ts';
 import type { CorsSpec } from '../http/cors.ts';
 import { createWireHandler, isWirePath, wireServices, type NodeHandler, type NodeRequest, type WireOptions } from './index.ts';
-import { writeWireRefusal } from './refusal.ts';
+import { rpcProtocolOf, writeWireRefusal } from './refusal.ts';
 import { createRestHandler, type RestHandler } from './rest.ts';
 
 /** The REST/JSON handler for the four wire services. */
@@ -37,6 +37,7 @@ export function createWireRoute(options: WireOptions): {
   handler: NodeHandler;
   refuse(req: NodeRequest, res: NodeResponse, path: string, error: AppError, headers: Record<string, string>): void;
   cors: CorsSpec;
+  protocolOf(req: NodeRequest, path: string): string;
   rest: RestHandler;
 } {
   const rpc = createWireHandler(options);
@@ -46,6 +47,7 @@ export function createWireRoute(options: WireOptions): {
     matches: (path) => isWirePath(path) || rest.matchesPath(path),
     handler: (req, res, state) => (isWirePath(pathOf(req.url)) ? rpc(req, res, state) : rest.handler(req, res, state)),
     cors: WIRE_CORS,
+    protocolOf: (req, path) => (isWirePath(path) ? rpcProtocolOf(req.headers['content-type']) : 'rest'),
     refuse: (req, res, path, error, headers) => writeWireRefusal(req, res, isWirePath(path), error, headers, options.logger),
   };
 }
