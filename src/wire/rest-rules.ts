@@ -207,12 +207,32 @@ export function routeTable(services: RestService[]): RouteTable {
     const bucket = buckets.get(first);
     return !bucket ? anyFirst : anyFirst.length === 0 ? bucket : ordered.filter((r) => bucket.includes(r) || anyFirst.includes(r));
   };
+  // Then by verb and segment count, on first use (a "**" template matches any count from its own
+  // length less one): a REST call tries a handful of templates, not every rule of its service.
+  const longest = Math.max(0, ...ordered.map((r) => r.template.segments.length));
+  const narrowed = new Map<string, Route[]>();
+  const verbs = new Set(ordered.map((r) => r.verb));
+  const narrow = (verb: string | undefined, first: string, count: number): Route[] => {
+    // Only the rules' verbs make keys: a client's made-up HTTP/2 :method must not grow the map.
+    if (verb !== undefined && !verbs.has(verb)) return [];
+    const capped = Math.min(count, longest + 1);
+    const key = `${verb ?? '*'} ${buckets.has(first) ? first : ''} ${capped}`;
+    let routes = narrowed.get(key);
+    if (!routes) {
+      routes = candidates(first).filter((r) => {
+        if (verb !== undefined && r.verb !== verb) return false;
+        const n = r.template.segments.length;
+        return r.template.segments[n - 1]?.kind === 'deep' ? capped >= n - 1 : capped === n;
+      });
+      narrowed.set(key, routes);
+    }
+    return routes;
+  };
   return {
     routes: ordered,
     find(verb, path) {
       const parts = path.replace(/^\//, '').split('/');
-      for (const route of candidates(parts[0]!)) {
-        if (verb !== undefined && route.verb !== verb) continue;
+      for (const route of narrow(verb, parts[0]!, parts.length)) {
         const values = matchTemplate(route.template, parts);
         if (values) return { route, values };
       }
