@@ -27,6 +27,8 @@ export interface Stores {
 export interface StoreInstrumentation {
   store(backend: string): Observe;
   redis(component: string): Observe;
+  /** One command sent to MongoDB (the driver's command monitoring). */
+  mongoCommand?(command: string): void;
 }
 
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
@@ -34,12 +36,17 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
   if (corrected.length > 0) logger.log('warn', 'data folder was readable by others: now owner-only', { dataDir: config.dataDir, corrected: corrected.length });
   let store: EventStore = config.mongodbUrl
     ? // imported only when used: the driver costs memory the embedded quick start does not need
-      await (await import('./store/mongo.ts')).createMongoStore({ url: config.mongodbUrl, dbName: config.mongodbDb, reducers })
+      await (await import('./store/mongo.ts')).createMongoStore({
+        url: config.mongodbUrl,
+        dbName: config.mongodbDb,
+        reducers,
+        onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
+      })
     : await createEmbeddedStore({ dataDir: config.dataDir, reducers });
   let codeStore: CodeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
   let rateLimiter: RateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
   if (instrument) {
-    store = timed(store, ['load', 'loadMany', 'append', 'lookup', 'events', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
+    store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
     if (config.redisUrl) {
       codeStore = timed(codeStore, ['put', 'check', 'clear', 'ping'], instrument.redis('codes'));
       rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));

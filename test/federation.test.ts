@@ -123,7 +123,8 @@ function subgraphSuite(name: string, env: () => Record<string, string>) {
       expect(res.data._entities.every((e: any) => e.resourceOwner === gw.defaultOrgId)).toBe(true);
 
       const touchingRepresented = spy.calls.filter((c) => c.type === 'user' && c.ids.some((id) => userIds.includes(id)));
-      expect(touchingRepresented).toEqual([{ method: 'loadMany', type: 'user', ids: userIds }]);
+      // One read for them all, the caller's own user in the same find (src/commands/context.ts prefetch).
+      expect(touchingRepresented).toEqual([{ method: 'loadMany', type: 'user', ids: [gw.adminId, ...userIds] }]);
       // The rest is the caller's authentication and the read rules: the same for any batch size.
       const single = countStoreCalls(gw.gateway.deps);
       try {

@@ -4,23 +4,48 @@ import { notFound, permissionDenied, unauthenticated } from '../errors.ts';
 import { INSTANCE_ID, rolesOf, type Instance, type Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import type { CommandContext } from './context.ts';
+import { load, loadMany, orgHint, prefetch, type CommandContext, type Wanted } from './context.ts';
 
 export interface Caller {
   id: string;
   user: Snapshot<User>;
 }
 
-export async function authenticate(ctx: CommandContext): Promise<Caller> {
+/**
+ * The caller, from the token and its user. `wanted` names what the operation will
+ * read next that does not depend on the caller's user: it is read in the same
+ * round trip (see context.ts), and decided on only after the caller is known.
+ */
+export async function authenticate(ctx: CommandContext, wanted: Wanted = {}): Promise<Caller> {
   if (ctx.authError) throw ctx.authError;
   if (!ctx.callerId) throw unauthenticated();
-  const user = await ctx.deps.store.load<User>('user', ctx.callerId);
+  await prefetch(ctx, { ...wanted, user: [ctx.callerId, ...(wanted.user ?? [])] });
+  const user = await load<User>(ctx, 'user', ctx.callerId);
   if (!user) throw unauthenticated('The token names no known user');
   return { id: ctx.callerId, user };
 }
 
+/**
+ * What a permission check in the acting organization reads: that organization
+ * (`explicit`, else the x-service-orgid header, else the caller's own, known
+ * from the hint when this process has seen the caller) and the instance roles.
+ */
+export function permissionReads(ctx: CommandContext, explicit?: string | null): Wanted {
+  return { org: [explicit ?? ctx.orgHeader ?? orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
+}
+
+/**
+ * What userForSelfOrPermission reads for a user found anywhere: the user, and,
+ * when it is not the caller, its organization (the hint, else the caller's,
+ * the likely one) and the instance roles.
+ */
+export function userReads(ctx: CommandContext, userId: string): Wanted {
+  if (userId === ctx.callerId) return {};
+  return { user: [userId], org: [orgHint(ctx, userId) ?? orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
+}
+
 async function instanceRoles(ctx: CommandContext, userId: string): Promise<string[]> {
-  const instance = await ctx.deps.store.load<Instance>('instance', INSTANCE_ID);
+  const instance = await load<Instance>(ctx, 'instance', INSTANCE_ID);
   return instance ? rolesOf(instance.state, userId) : [];
 }
 
@@ -35,7 +60,7 @@ async function grantsIn(ctx: CommandContext, userId: string, org: Snapshot<Org>)
  */
 export async function actingOrg(ctx: CommandContext, caller: Caller, explicit?: string | null): Promise<Snapshot<Org>> {
   const orgId = explicit ?? ctx.orgHeader ?? caller.user.resourceOwner;
-  const org = await ctx.deps.store.load<Org>('org', orgId);
+  const org = await load<Org>(ctx, 'org', orgId);
   if (!org) throw permissionDenied();
   return org;
 }
@@ -71,7 +96,7 @@ export async function requireInstance(ctx: CommandContext, caller: Caller, permi
 
 /** A user of the acting organization; one of another organization is NOT_FOUND there. */
 export async function userInOrg(ctx: CommandContext, org: Snapshot<Org>, userId: string): Promise<Snapshot<User>> {
-  const user = await ctx.deps.store.load<User>('user', userId);
+  const user = await load<User>(ctx, 'user', userId);
   if (!user || user.resourceOwner !== org.id) throw notFound('User');
   return user;
 }
@@ -86,8 +111,8 @@ export async function requireMayChange(ctx: CommandContext, caller: Caller, targ
   if (target.id === caller.id) return;
   const orgIds = target.state.memberOf ?? [];
   const [instance, orgs] = await Promise.all([
-    ctx.deps.store.load<Instance>('instance', INSTANCE_ID),
-    orgIds.length > 0 ? ctx.deps.store.loadMany<Org>('org', orgIds) : new Map<string, Snapshot<Org>>(),
+    load<Instance>(ctx, 'instance', INSTANCE_ID),
+    orgIds.length > 0 ? loadMany<Org>(ctx, 'org', orgIds) : new Map<string, Snapshot<Org>>(),
   ]);
   const callerInstance = instance ? rolesOf(instance.state, caller.id) : [];
   const scopes: [Grants, Grants][] = [
@@ -110,10 +135,13 @@ export async function userForSelfOrPermission(
   userId: string,
   permission: Permission,
 ): Promise<{ user: Snapshot<User>; self: boolean }> {
-  const user = userId === caller.id ? caller.user : await ctx.deps.store.load<User>('user', userId);
+  const user = userId === caller.id ? caller.user : await load<User>(ctx, 'user', userId);
   if (!user) throw notFound('User');
   if (userId === caller.id) return { user, self: true };
-  const org = await ctx.deps.store.load<Org>('org', user.resourceOwner);
+  // Its organization and those where it holds roles (the escalation check): one read,
+  // none when the first round trip guessed right.
+  await prefetch(ctx, { org: [user.resourceOwner, ...(user.state.memberOf ?? [])] });
+  const org = await load<Org>(ctx, 'org', user.resourceOwner);
   if (!org || !(await can(ctx, caller, org, permission))) throw permissionDenied();
   await requireMayChange(ctx, caller, user);
   return { user, self: false };

@@ -29,7 +29,8 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;
     }
-    instance = (await store.load<Instance>('instance', INSTANCE_ID))!;
+    // Another gateway may have won with its state document not written yet: from the events.
+    instance = (await store.catchUp<Instance>('instance', INSTANCE_ID, null))!;
   }
   const defaultOrgId = instance.state.defaultOrgId;
   const adminUserId = instance.state.members[0]!.userId;

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { CodeService } from '../codes/codes.ts';
 import type { Notifier } from '../notify/port.ts';
 import type { RateLimiter } from '../notify/rate-limit.ts';
-import type { EventStore, Snapshot } from '../store/port.ts';
+import type { AggregateType, EventStore, Snapshot } from '../store/port.ts';
 import type { PasswordHasher } from '../model/passwords.ts';
 
 export interface Deps {
@@ -44,4 +44,109 @@ export function detailsOf(snapshot: Snapshot<unknown>, withCreationDate: boolean
     changeDate: snapshot.changeDate,
     resourceOwner: snapshot.resourceOwner,
   };
+}
+
+// ---------------------------------------------------------------------------
+// The request's view of the store: each aggregate is read at most once per
+// CommandContext (one request, or one call of the wire API). Loads that do not
+// depend on each other are asked for together (prefetch: one find per aggregate
+// type, all in flight at once); what a command appends replaces what it read.
+// Nothing outlives the context but the organization hints below, which are never
+// trusted for an answer. Roles are read fresh by every request.
+
+type Loaded = Promise<Snapshot<unknown> | null>;
+const views = new WeakMap<CommandContext, Map<string, Loaded>>();
+const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
+
+function viewOf(ctx: CommandContext): Map<string, Loaded> {
+  let view = views.get(ctx);
+  if (!view) views.set(ctx, (view = new Map()));
+  return view;
+}
+
+/**
+ * Which organization a user belongs to, as last seen by this process: a user's
+ * organization never changes, so it only tells which organization to read in the
+ * first round trip, beside the user. A wrong or missing hint costs one more
+ * round trip, never a wrong answer (the user's document decides). Ids only, no
+ * roles: permissions always come from documents read by the request.
+ */
+const orgHints = new WeakMap<EventStore, Map<string, string>>();
+const MAX_HINTS = 20_000;
+
+function noteOrgs(store: EventStore, type: AggregateType, snapshots: Iterable<Snapshot<unknown> | null>): void {
+  if (type !== 'user') return;
+  let hints = orgHints.get(store);
+  if (!hints) orgHints.set(store, (hints = new Map()));
+  for (const s of snapshots) {
+    if (!s || hints.get(s.id) === s.resourceOwner) continue;
+    if (hints.size >= MAX_HINTS) hints.delete(hints.keys().next().value!);
+    hints.set(s.id, s.resourceOwner);
+  }
+}
+
+/** The organization `userId` belonged to when this process last read it (a guess, see orgHints). */
+export function orgHint(ctx: CommandContext, userId: string | null | undefined): string | undefined {
+  return userId ? orgHints.get(ctx.deps.store)?.get(userId) : undefined;
+}
+
+/** What to read together: ids per aggregate type (null and undefined are skipped). */
+export type Wanted = Partial<Record<AggregateType, readonly (string | null | undefined)[]>>;
+
+/**
+ * Reads every aggregate of `wanted` not read yet by this request, in one round
+ * trip: one load (or one loadMany) per type, all in flight together.
+ */
+export async function prefetch(ctx: CommandContext, wanted: Wanted): Promise<void> {
+  const { store } = ctx.deps;
+  const view = viewOf(ctx);
+  const batches: Promise<unknown>[] = [];
+  for (const [type, list] of Object.entries(wanted) as [AggregateType, Wanted[AggregateType]][]) {
+    const ids = [...new Set((list ?? []).filter((id): id is string => !!id && !view.has(keyOf(type, id))))];
+    if (ids.length === 0) continue;
+    const batch =
+      ids.length === 1
+        ? store.load(type, ids[0]!).then((s) => new Map(s ? [[s.id, s]] : []))
+        : store.loadMany(type, ids);
+    const noted = batch.then((found) => (noteOrgs(store, type, found.values()), found));
+    for (const id of ids) {
+      const one = noted.then((found) => found.get(id) ?? null);
+      one.catch(() => {}); // a failed read fails whoever awaits it, not the process
+      view.set(keyOf(type, id), one);
+    }
+    batches.push(noted);
+  }
+  await Promise.all(batches);
+}
+
+/** One aggregate, read once per request (null when it does not exist). */
+export async function load<S>(ctx: CommandContext, type: AggregateType, id: string): Promise<Snapshot<S> | null> {
+  const view = viewOf(ctx);
+  if (!view.has(keyOf(type, id))) await prefetch(ctx, { [type]: [id] });
+  return (await view.get(keyOf(type, id))!) as Snapshot<S> | null;
+}
+
+/** Several aggregates of one type, the ones not read yet in one read; missing ones are absent. */
+export async function loadMany<S>(ctx: CommandContext, type: AggregateType, ids: readonly string[]): Promise<Map<string, Snapshot<S>>> {
+  await prefetch(ctx, { [type]: ids });
+  const view = viewOf(ctx);
+  const result = new Map<string, Snapshot<S>>();
+  for (const id of new Set(ids)) {
+    const snapshot = (await view.get(keyOf(type, id))!) as Snapshot<S> | null;
+    if (snapshot) result.set(id, snapshot);
+  }
+  return result;
+}
+
+/** What the request now knows of an aggregate (after its append, or a catch-up). */
+export function remember(ctx: CommandContext, type: AggregateType, id: string, snapshot: Snapshot<unknown> | null): void {
+  viewOf(ctx).set(keyOf(type, id), Promise.resolve(snapshot));
+  noteOrgs(ctx.deps.store, type, [snapshot]);
+}
+
+/** The aggregate caught up from its events after `known` (after a ConcurrencyError). */
+export async function refresh<S>(ctx: CommandContext, type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null> {
+  const snapshot = await ctx.deps.store.catchUp<S>(type, id, known);
+  remember(ctx, type, id, snapshot);
+  return snapshot;
 }

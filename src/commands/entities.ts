@@ -4,8 +4,9 @@
 import { permissionDenied } from '../errors.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
+import { INSTANCE_ID } from '../model/orgs.ts';
 import { authenticate, readerFor, type Caller } from './access.ts';
-import type { CommandContext } from './context.ts';
+import { load, loadMany, type CommandContext } from './context.ts';
 
 export type EntityKind = 'user' | 'org' | 'project' | 'idp';
 
@@ -16,8 +17,8 @@ export type EntityKind = 'user' | 'org' | 'project' | 'idp';
  * cannot be probed).
  */
 export async function organization(ctx: CommandContext, id: string): Promise<Snapshot<Org> | null> {
-  const caller = await authenticate(ctx);
-  const [org, reader] = await Promise.all([ctx.deps.store.load<Org>('org', id), readerFor(ctx, caller)]);
+  const caller = await authenticate(ctx, { org: [id], instance: [INSTANCE_ID] });
+  const [org, reader] = await Promise.all([load<Org>(ctx, 'org', id), readerFor(ctx, caller)]);
   if (org && (isOwnOrg(caller, org) || reader.mayRead(org))) return org;
   if (!org && reader.instanceRole) return null;
   throw permissionDenied();
@@ -32,15 +33,15 @@ export async function organization(ctx: CommandContext, id: string): Promise<Sna
  *   identity providers), as the `user`, `project` and `identityProvider` queries do.
  */
 export async function visibleMany<S>(ctx: CommandContext, kind: EntityKind, ids: readonly string[]): Promise<Map<string, Snapshot<S>>> {
-  const caller = await authenticate(ctx);
-  const [found, reader] = await Promise.all([ctx.deps.store.loadMany<S>(kind, ids), readerFor(ctx, caller)]);
+  const caller = await authenticate(ctx, { [kind]: ids, instance: [INSTANCE_ID] });
+  const [found, reader] = await Promise.all([loadMany<S>(ctx, kind, ids), readerFor(ctx, caller)]);
   const orgIdOf = (s: Snapshot<S>) => (kind === 'org' ? s.id : s.resourceOwner);
   const orgs =
     kind === 'org'
       ? (found as unknown as Map<string, Snapshot<Org>>)
       : found.size === 0
         ? new Map<string, Snapshot<Org>>()
-        : await ctx.deps.store.loadMany<Org>('org', [...new Set([...found.values()].map(orgIdOf))]);
+        : await loadMany<Org>(ctx, 'org', [...new Set([...found.values()].map(orgIdOf))]);
   const visible = new Map<string, Snapshot<S>>();
   for (const [id, snapshot] of found) {
     const org = orgs.get(orgIdOf(snapshot));

@@ -11,8 +11,8 @@ import {
 import type { Org } from '../model/orgs.ts';
 import { seal } from '../model/secret-box.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, can, mayRead, requireIn } from './access.ts';
-import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { actingOrg, authenticate, can, mayRead, permissionReads, requireIn } from './access.ts';
+import { detailsOf, load, type CommandContext, type Details } from './context.ts';
 import { idpInputRules, type AddOIDCIdentityProviderInput, type UpdateOIDCIdentityProviderInput } from './idp-inputs.ts';
 import { write } from './runner.ts';
 import { command } from './command.ts';
@@ -31,8 +31,8 @@ function toConfig(input: OIDCInput): OIDCConfig {
 }
 
 /** The acting organization (x-service-orgid or the caller's own) where the caller holds org.idp.write. */
-async function idpWriter(ctx: CommandContext) {
-  const caller = await authenticate(ctx);
+async function idpWriter(ctx: CommandContext, idpId?: string) {
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), idp: [idpId] });
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'org.idp.write');
   return { caller, org };
@@ -58,7 +58,7 @@ export const addOIDCIdentityProvider = command((c) => idpInputRules(c).addOIDCId
     if (current) throw alreadyExists(`Identity provider ${idpId}`);
     const { type: _type, ...payload } = idp;
     return { type: idpEvents.oidcAdded, payload, resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
-  });
+  }, { isNew: true });
   return { idpId, details: detailsOf(snapshot, true) };
 });
 
@@ -68,11 +68,11 @@ export const addOIDCIdentityProvider = command((c) => idpInputRules(c).addOIDCId
  * is always a change. Nothing changed: FAILED_PRECONDITION, no event.
  */
 export const updateOIDCIdentityProvider = command((c) => idpInputRules(c).updateOIDCIdentityProvider, async (ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> => {
-  const { org } = await idpWriter(ctx);
+  const { org } = await idpWriter(ctx, input.idpId);
   const idpId = input.idpId;
   const inOrg = (idp: Snapshot<IdentityProvider> | null): idp is Snapshot<IdentityProvider> => !!idp && idp.resourceOwner === org.id;
 
-  const existing = await ctx.deps.store.load<IdentityProvider>('idp', idpId);
+  const existing = await load<IdentityProvider>(ctx, 'idp', idpId);
   if (!inOrg(existing)) throw notFound('Identity provider');
   const config = toConfig(input);
   const newSecret = input.clientSecret ? seal(ctx.deps.idpSecretKey, idpId, input.clientSecret) : null;
@@ -96,10 +96,10 @@ export const updateOIDCIdentityProvider = command((c) => idpInputRules(c).update
  * that organization.
  */
 export async function identityProvider(ctx: CommandContext, id: string): Promise<Snapshot<IdentityProvider> | null> {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), idp: [id] });
   const org: Snapshot<Org> = await actingOrg(ctx, caller);
   const anyRole = await mayRead(ctx, caller, org);
   if (!anyRole && !(await can(ctx, caller, org, 'org.idp.write'))) throw permissionDenied();
-  const idp = await ctx.deps.store.load<IdentityProvider>('idp', id);
+  const idp = await load<IdentityProvider>(ctx, 'idp', id);
   return idp && idp.resourceOwner === org.id ? idp : null;
 }

@@ -2,14 +2,14 @@
 import type { Config } from '../config.ts';
 import { isOrgRole } from '../auth/permissions.ts';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
-import { orgEvents, rolesOf, type Org } from '../model/orgs.ts';
+import { INSTANCE_ID, orgEvents, rolesOf, type Org } from '../model/orgs.ts';
 import { userEvents, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { z } from 'zod';
-import { actingOrg, authenticate, requireIn, requireInstance } from './access.ts';
-import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
+import { detailsOf, load, type CommandContext, type Details } from './context.ts';
 import { text } from './rules.ts';
-import { write } from './runner.ts';
+import { write, type WriteOptions } from './runner.ts';
 import { command } from './command.ts';
 
 type OrgInputs = { [K in keyof ReturnType<typeof orgInputRules>]: z.infer<ReturnType<typeof orgInputRules>[K]> };
@@ -36,7 +36,7 @@ export function orgDomain(name: string, instanceDomain: string): string {
   return `${label}.${instanceDomain}`;
 }
 
-export async function createOrg(ctx: CommandContext, orgId: string, name: string) {
+export async function createOrg(ctx: CommandContext, orgId: string, name: string, options: WriteOptions = {}) {
   const domain = orgDomain(name, ctx.deps.config.instanceDomain);
   return write<Org>(ctx, 'org', orgId, (current) => {
     if (current) throw failedPrecondition(`Organization ${orgId} exists`);
@@ -46,14 +46,14 @@ export async function createOrg(ctx: CommandContext, orgId: string, name: string
       resourceOwner: orgId,
       claims: [`orgDomain:${domain}`, `orgName:${name.trim().toLowerCase()}`],
     };
-  });
+  }, options);
 }
 
 export const addOrganization = command((c) => orgInputRules(c).addOrganization, async (ctx, input: OrgInputs['addOrganization']) => {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, { instance: [INSTANCE_ID] });
   await requireInstance(ctx, caller, 'org.create');
   const orgId = ctx.deps.newId();
-  const { snapshot } = await createOrg(ctx, orgId, input.name);
+  const { snapshot } = await createOrg(ctx, orgId, input.name, { isNew: true });
   return { orgId, details: detailsOf(snapshot, true) };
 });
 
@@ -70,10 +70,10 @@ async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId
 }
 
 export const addOrgMember = command((c) => orgInputRules(c).addOrgMember, async (ctx, input: OrgInputs['addOrgMember']): Promise<Details> => {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), user: [input.userId] });
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'org.member.write');
-  const user = await ctx.deps.store.load<User>('user', input.userId);
+  const user = await load<User>(ctx, 'user', input.userId);
   if (!user) throw notFound('User');
   const roles = [...new Set(input.roles)].sort();
   if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);

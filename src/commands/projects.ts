@@ -5,14 +5,14 @@ import { projectClaims, projectEvents, sameAppName, type Project } from '../mode
 import { parseSamlMetadataOffLoop } from '../model/saml-metadata.ts';
 import { FetchRefusedError, guardedFetch, type GuardOptions } from '../net/guarded-fetch.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, can, requireIn } from './access.ts';
-import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { actingOrg, authenticate, can, permissionReads, requireIn } from './access.ts';
+import { detailsOf, load, type CommandContext, type Details } from './context.ts';
 import { projectInputRules, type AddProjectInput, type AddSAMLAppInput } from './project-inputs.ts';
 import { write } from './runner.ts';
 import { command } from './command.ts';
 
 export const addProject = command((c) => projectInputRules(c).addProject, async (ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> => {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, permissionReads(ctx));
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'project.write');
   const name = input.name.trim();
@@ -25,7 +25,7 @@ export const addProject = command((c) => projectInputRules(c).addProject, async 
       resourceOwner: org.id,
       claims: [projectClaims.name(org.id, name)],
     };
-  }).catch((err) => {
+  }, { isNew: true }).catch((err) => {
     throw err?.code === 'ALREADY_EXISTS' ? alreadyExists(`A project named "${name}" in this organization`) : err;
   });
   return { projectId, details: detailsOf(snapshot, true) };
@@ -33,7 +33,7 @@ export const addProject = command((c) => projectInputRules(c).addProject, async 
 
 /** A project of the acting organization; one elsewhere is NOT_FOUND here. */
 async function projectInOrg(ctx: CommandContext, org: Snapshot<Org>, projectId: string): Promise<Snapshot<Project>> {
-  const project = await ctx.deps.store.load<Project>('project', projectId);
+  const project = await load<Project>(ctx, 'project', projectId);
   if (!project || project.resourceOwner !== org.id) throw notFound('Project');
   return project;
 }
@@ -60,7 +60,7 @@ export interface AddSAMLAppResult {
 
 export const addSAMLApp = command((c) => projectInputRules(c).addSAMLApp, async (ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> => {
   const { deps } = ctx;
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), project: [input.projectId] });
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'project.app.write');
   const project = await projectInOrg(ctx, org, input.projectId);
@@ -95,7 +95,7 @@ export const addSAMLApp = command((c) => projectInputRules(c).addSAMLApp, async 
 });
 
 async function holdsEntityId(ctx: CommandContext, projectId: string, entityId: string): Promise<boolean> {
-  const project = await ctx.deps.store.load<Project>('project', projectId);
+  const project = await load<Project>(ctx, 'project', projectId);
   return !!project?.state.apps.some((a) => a.entityId === entityId);
 }
 
@@ -105,11 +105,11 @@ async function holdsEntityId(ctx: CommandContext, projectId: string, entityId: s
  * for a caller with no role there.
  */
 export async function project(ctx: CommandContext, id: string): Promise<Snapshot<Project> | null> {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), project: [id] });
   const org = await actingOrg(ctx, caller);
   const anyRole = rolesOf(org.state, caller.id).length > 0;
   if (!anyRole && !(await can(ctx, caller, org, 'project.write'))) throw permissionDenied();
-  const found = await ctx.deps.store.load<Project>('project', id);
+  const found = await load<Project>(ctx, 'project', id);
   if (!found || found.resourceOwner !== org.id) return null;
   return found;
 }

@@ -3,9 +3,10 @@ import { permissionDenied } from '../errors.ts';
 import type { Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, mayRead } from './access.ts';
-import type { CommandContext } from './context.ts';
+import { actingOrg, authenticate, mayRead, permissionReads } from './access.ts';
+import { load, type CommandContext } from './context.ts';
 
+/** One read: the caller's state document. */
 export async function me(ctx: CommandContext): Promise<Snapshot<User>> {
   return (await authenticate(ctx)).user;
 }
@@ -16,10 +17,11 @@ export async function me(ctx: CommandContext): Promise<Snapshot<User>> {
  * PERMISSION_DENIED for a caller with no role there.
  */
 export async function user(ctx: CommandContext, id: string): Promise<Snapshot<User> | null> {
-  const caller = await authenticate(ctx);
+  const own = id === ctx.callerId && !ctx.orgHeader;
+  const caller = await authenticate(ctx, own ? {} : { ...permissionReads(ctx), user: [id] });
   if (id === caller.id && !ctx.orgHeader) return caller.user;
   const org: Snapshot<Org> = await actingOrg(ctx, caller);
-  const target = id === caller.id ? caller.user : await ctx.deps.store.load<User>('user', id);
+  const target = id === caller.id ? caller.user : await load<User>(ctx, 'user', id);
   if (!target || target.resourceOwner !== org.id) return null;
   if (id !== caller.id && !(await mayRead(ctx, caller, org))) throw permissionDenied();
   return target;

@@ -13,7 +13,7 @@ import { parseUrlTemplate } from '../model/url-template.ts';
 import type { User } from '../model/users.ts';
 import type { DeliveryJob } from '../notify/port.ts';
 import type { Snapshot } from '../store/port.ts';
-import { authenticate, userForSelfOrPermission } from './access.ts';
+import { authenticate, userForSelfOrPermission, userReads } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
 import { text } from './rules.ts';
 import { command } from './command.ts';
@@ -69,7 +69,7 @@ async function issueAndSend(ctx: CommandContext, user: Snapshot<User>, channel: 
 }
 
 export const resendEmailCode = command((c) => resendInputRules(c).resendEmailCode, async (ctx, input: ResendEmailCodeInput): Promise<Details> => {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const { email, isVerified } = user.state.email;
   if (isVerified) throw failedPrecondition('The email is already verified');
@@ -84,7 +84,7 @@ export const resendEmailCode = command((c) => resendInputRules(c).resendEmailCod
 });
 
 export const resendPhoneCode = command((c) => resendInputRules(c).resendPhoneCode, async (ctx, input: ResendPhoneCodeInput): Promise<Details> => {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const phone = user.state.phone;
   if (!phone) throw failedPrecondition('The user has no phone');

@@ -1,7 +1,8 @@
-// Load → decide → append, retried from fresh state when another writer won the race.
+// Load → decide → append, retried from fresh state when another writer won the race
+// (the protocol: src/store/port.ts).
 import { alreadyExists, failedPrecondition } from '../errors.ts';
 import { ConcurrencyError, ConstraintError, type AggregateType, type Snapshot, type StoredEvent } from '../store/port.ts';
-import type { CommandContext } from './context.ts';
+import { load, refresh, remember, type CommandContext } from './context.ts';
 
 export interface Decision {
   type: string;
@@ -15,18 +16,31 @@ const MAX_ATTEMPTS = 50;
 /** What a uniqueness key is about, for the ALREADY_EXISTS message: the key's prefix. */
 const claimSubject = (key: string) => key.slice(0, key.indexOf(':')) || key;
 
+export interface WriteOptions {
+  /** The id was just generated (no aggregate can have it): nothing is read; the unique index would tell otherwise. */
+  isNew?: boolean;
+}
+
+/**
+ * Decides on the snapshot the request already read (the request's view, see
+ * context.ts: no second read) and appends at its sequence + 1 with it as the
+ * base (the store reads nothing either). Only a ConcurrencyError (another writer
+ * won, or the state document was behind its events after a crash) costs a read:
+ * the events after the known sequence, then decide runs again on the result.
+ */
 export async function write<S>(
   ctx: CommandContext,
   type: AggregateType,
   id: string,
   decide: (current: Snapshot<S> | null) => Decision | Promise<Decision>,
+  options: WriteOptions = {},
 ): Promise<{ event: StoredEvent; snapshot: Snapshot<S> }> {
   const { store } = ctx.deps;
+  let current = options.isNew ? null : await load<S>(ctx, type, id);
   for (let attempt = 1; ; attempt++) {
-    const current = await store.load<S>(type, id);
     const decision = await decide(current);
     try {
-      return await store.append<S>(
+      const result = await store.append<S>(
         {
           aggregateType: type,
           aggregateId: id,
@@ -36,14 +50,18 @@ export async function write<S>(
           creator: ctx.callerId ?? 'system',
           resourceOwner: decision.resourceOwner,
         },
-        { claims: decision.claims },
+        { claims: decision.claims, base: current },
       );
+      remember(ctx, type, id, result.snapshot);
+      return result;
     } catch (err) {
       if (err instanceof ConstraintError) throw alreadyExists(claimSubject(err.key));
       if (!(err instanceof ConcurrencyError)) throw err;
-      if (!current && (type === 'user' || type === 'org')) throw alreadyExists(`${type} ${id}`);
       if (attempt >= MAX_ATTEMPTS) throw failedPrecondition(`${type} ${id} is changing too often, try again`);
-      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
+      // The first retry at once (a stale state document is the likely cause); after
+      // that, writers contend: spread them out.
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
+      current = await refresh<S>(ctx, type, id, current);
     }
   }
 }

@@ -10,7 +10,7 @@ import type {
 import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.ts';
 import { userEvents, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { authenticate, userForSelfOrPermission } from './access.ts';
+import { authenticate, userForSelfOrPermission, userReads } from './access.ts';
 import { detailsOf, type Details } from './context.ts';
 import { write } from './runner.ts';
 import { normalizeDomain, originsFor, u2fInputRules, type RegisterU2FInput, type VerifyU2FRegistrationInput } from './u2f-inputs.ts';
@@ -48,7 +48,7 @@ const readyTokens = (user: User) => user.u2fTokens.filter((t) => t.state === 'U2
 
 export const registerU2F = command((c) => u2fInputRules(c).registerU2F, async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
   const { config, newId } = ctx.deps;
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
 
   const rpId = input.domain?.trim() ? normalizeDomain(input.domain) : config.webauthn.rpId.toLowerCase();
@@ -111,7 +111,7 @@ function describeFailure(err: unknown): string {
 
 export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRegistration, async (ctx, input: VerifyU2FRegistrationInput): Promise<Details> => {
   const { config } = ctx.deps;
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
   const token = pendingToken(user, input.u2fId);
 

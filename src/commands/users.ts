@@ -2,10 +2,10 @@
 import { alreadyExists, failedPrecondition, invalid, notFound, permissionDenied } from '../errors.ts';
 import { normalizePhone } from '../model/phone.ts';
 import { sameProfile, userEvents, type Profile, type User } from '../model/users.ts';
-import type { Org } from '../model/orgs.ts';
+import { INSTANCE_ID, type Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, type Caller } from './access.ts';
-import { detailsOf, type CommandContext, type Details } from './context.ts';
+import { actingOrg, authenticate, permissionReads, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, userReads, type Caller } from './access.ts';
+import { detailsOf, load, orgHint, prefetch, type CommandContext, type Details } from './context.ts';
 import { write } from './runner.ts';
 import type {
   AddHumanUserInput,
@@ -49,7 +49,11 @@ export const updateMyProfile = command((c) => userInputRules(c).updateMyProfile,
 
 /** The x-service-orgid operations: caller, acting organization, permission, target user there. */
 async function orgScopedUser(ctx: CommandContext, userId: string) {
-  const caller = await authenticate(ctx);
+  // One round trip for the caller, the target, the instance and (header or hint) the
+  // acting organization; a second only for organizations that guess did not cover.
+  const caller = await authenticate(ctx, { ...permissionReads(ctx), user: [userId] });
+  const target = await load<User>(ctx, 'user', userId);
+  await prefetch(ctx, { org: [ctx.orgHeader ?? caller.user.resourceOwner, ...(target?.state.memberOf ?? [])] });
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'user.write');
   const user = await userInOrg(ctx, org, userId);
@@ -86,15 +90,24 @@ export interface AddHumanUserResult {
 
 export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async (ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> => {
   const { deps } = ctx;
-  const caller = await authenticate(ctx);
+  const givenId = input.userId?.trim() || null;
+  const idpIds = (input.idpLinks ?? []).map((l) => l.idpId);
+  // One round trip: the caller, the instance, the organization (unless named by
+  // domain), the identity providers linked and a given user id.
+  const namedByDomain = !input.organisation?.orgId && !!input.organisation?.orgDomain;
+  const caller = await authenticate(ctx, {
+    ...(namedByDomain ? { instance: [INSTANCE_ID] } : permissionReads(ctx, input.organisation?.orgId)),
+    idp: idpIds,
+    user: [givenId],
+  });
   const org = await resolveCreateOrg(ctx, caller, input.organisation);
   await requireIn(ctx, caller, org, 'user.write');
 
-  for (const link of input.idpLinks ?? []) {
-    if (!(await deps.store.load('idp', link.idpId))) throw notFound(`Identity provider ${link.idpId}`);
+  for (const idpId of idpIds) {
+    if (!(await load(ctx, 'idp', idpId))) throw notFound(`Identity provider ${idpId}`);
   }
-  const userId = input.userId?.trim() || deps.newId();
-  if (await deps.store.load('user', userId)) throw alreadyExists(`User ${userId}`);
+  const userId = givenId ?? deps.newId();
+  if (givenId && (await load(ctx, 'user', givenId))) throw alreadyExists(`User ${userId}`);
 
   const email = input.email.email.trim();
   const username = input.username?.trim() || email;
@@ -134,7 +147,7 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
   const { snapshot } = await write<User>(ctx, 'user', userId, (current) => {
     if (current) throw alreadyExists(`User ${userId}`);
     return { type: userEvents.added, payload: user as unknown as Record<string, unknown>, resourceOwner: org.id, claims };
-  });
+  }, { isNew: !givenId });
 
   if (emailCode && emailChoice === 'send') {
     await deps.notifier.enqueue({
@@ -155,10 +168,13 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
 
 export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
   const { deps } = ctx;
-  const caller = await authenticate(ctx);
-  const { user, self } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+  const self = input.userId === ctx.callerId;
+  // Self with isVerified: the permission in the caller's own organization.
+  const ownOrg = { org: [orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
+  const caller = await authenticate(ctx, self && input.isVerified ? ownOrg : userReads(ctx, input.userId));
+  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   if (self && input.isVerified) {
-    const org = await deps.store.load<Org>('org', user.resourceOwner);
+    const org = await load<Org>(ctx, 'org', user.resourceOwner);
     if (!org) throw permissionDenied();
     await requireIn(ctx, caller, org, 'user.write');
   }
@@ -219,7 +235,7 @@ export const setHumanPassword = command((c) => userInputRules(c).setHumanPasswor
 });
 
 async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channel: 'email' | 'phone'): Promise<Details> {
-  const caller = await authenticate(ctx);
+  const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const address = channel === 'email' ? user.state.email.email : user.state.phone?.phone;
   if (!address) throw failedPrecondition('The user has no phone');

@@ -4,6 +4,7 @@
 //   gateway_http_request_duration_seconds{protocol,operation_type,root_field}  histogram
 //   gateway_graphql_errors_total{code}                                      one per error in an answer
 //   gateway_store_duration_seconds{backend,operation,outcome}               event store calls (MongoDB or embedded)
+//   gateway_mongodb_commands_total{command}                                 commands sent to MongoDB (find, insert, update, ...)
 //   gateway_redis_duration_seconds{component,operation,outcome}             Redis calls: codes, rate_limit, idempotency
 //   gateway_rate_limited_total{scope}, gateway_rate_limiter_unavailable_total
 //   gateway_idempotency_total{outcome}
@@ -32,6 +33,8 @@ export interface GatewayMetrics {
   requestFinished(state: RequestState, status: number): void;
   storeObserver(backend: string): Observe;
   redisObserver(component: string): Observe;
+  /** Counts one command sent to MongoDB (the store's command monitoring). */
+  mongoCommand(command: string): void;
   rateLimited(scope: 'caller' | 'ip'): void;
   rateLimiterUnavailable(): void;
   idempotency(outcome: string): void;
@@ -78,6 +81,12 @@ export function createMetrics(): GatewayMetrics {
     help: 'Redis calls of the verification codes, rate limits and idempotency keys.',
     labelNames: ['component', 'operation', 'outcome'] as const,
     buckets: IO_BUCKETS,
+    registers: [registry],
+  });
+  const mongoCommands = new Counter({
+    name: 'gateway_mongodb_commands_total',
+    help: 'Commands sent to MongoDB by the event store, by command name (DESIGN.md section 10: the round-trip budget).',
+    labelNames: ['command'] as const,
     registers: [registry],
   });
   const limited = new Counter({ name: 'gateway_rate_limited_total', help: 'Requests answered 429.', labelNames: ['scope'] as const, registers: [registry] });
@@ -140,6 +149,7 @@ export function createMetrics(): GatewayMetrics {
     },
     storeObserver: (backend) => (operation, seconds, ok) => store.observe({ backend, operation, outcome: ok ? 'ok' : 'error' }, seconds),
     redisObserver: (component) => (operation, seconds, ok) => redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
+    mongoCommand: (command) => mongoCommands.inc({ command }),
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),

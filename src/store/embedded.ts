@@ -9,6 +9,7 @@ import {
   ConcurrencyError,
   ConstraintError,
   type AggregateType,
+  type AppendOptions,
   type EventStore,
   type NewEvent,
   type Reducers,
@@ -216,14 +217,24 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       return result;
     },
 
+    // Memory holds every committed event folded in: never behind, nothing to fold.
+    catchUp: async <S>(type: AggregateType, id: string, known: Snapshot<S> | null) => {
+      const snapshot = (snapshotOf(type, id) as Snapshot<S> | undefined) ?? null;
+      return snapshot && snapshot.sequence >= (known?.sequence ?? 0) ? snapshot : known;
+    },
+
     // Everything up to the promise runs synchronously: checks and reservation are atomic.
-    append: async <S>(event: NewEvent, opts?: { claims?: string[] }) => {
+    // The tip (committed or accepted) is the expected state, so a base given by the
+    // caller is only checked: a stale one is a ConcurrencyError, as on MongoDB.
+    append: async <S>(event: NewEvent, opts?: AppendOptions<S>) => {
       if (closed) throw new Error('embedded store is closed');
       if (broken) throw new UnavailableError('store unavailable', { cause: broken });
       const { aggregateType, aggregateId, sequence } = event;
       const key = keyOf(aggregateType, aggregateId);
       const tip = pending.get(key)?.snapshot ?? snapshotOf(aggregateType, aggregateId) ?? null;
       const expected = (tip?.sequence ?? 0) + 1;
+      if (opts?.base !== undefined && sequence !== (opts.base?.sequence ?? 0) + 1)
+        throw new Error(`append: sequence ${sequence} does not follow the base's ${opts.base?.sequence ?? 0}`);
       if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
       if (sequence > expected)
         throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);

@@ -1,5 +1,14 @@
 // EventStore on MongoDB (or FerretDB v1): no transactions, no change streams,
-// only single-document writes. See DESIGN.md section 3.
+// only single-document writes. See DESIGN.md section 3 and the protocol in port.ts.
+//
+// Commands per call, the budget's unit (DESIGN.md section 10; counted by
+// test/store.round-trips.test.ts through the driver's command monitoring):
+//   load        1 (findOne of the state document; the events are not looked at)
+//   loadMany    1 (one find with $in)
+//   append      1 insert into events + 1 update of the state document, after
+//               1 insert per claim (in parallel); no read when given its base
+//   catchUp     1 find of the events after the known sequence (+1 write-back)
+// Every command is reported to onCommand listeners (metrics, tests).
 import { randomUUID } from 'node:crypto';
 import {
   MongoClient,
@@ -18,6 +27,7 @@ import {
   ConcurrencyError,
   ConstraintError,
   type AggregateType,
+  type AppendOptions,
   type EventStore,
   type NewEvent,
   type Reducers,
@@ -35,6 +45,25 @@ export interface MongoStoreOptions {
   claimGraceMs?: number;
   /** How long an operation waits for a reachable server before UnavailableError. */
   serverSelectionTimeoutMS?: number;
+  /** Called for every command this store sends (the driver's command monitoring), e.g. for metrics. */
+  onCommand?: MongoCommandListener;
+}
+
+/** One command as the driver's command monitoring reports it: names only, never a payload. */
+export interface MongoCommandEvent {
+  phase: 'started' | 'succeeded' | 'failed';
+  /** Pairs a command's start with its end. */
+  requestId: number;
+  /** find, insert, update, aggregate, … */
+  command: string;
+  /** The collection the command works on, when it names one. */
+  collection?: string;
+}
+export type MongoCommandListener = (event: MongoCommandEvent) => void;
+
+export interface MongoEventStore extends EventStore {
+  /** Calls listener for every command sent from now on; returns the function that stops it. */
+  onCommand(listener: MongoCommandListener): () => void;
 }
 
 export const stateCollections: Record<AggregateType, string> = {
@@ -88,7 +117,7 @@ function toEvent(doc: EventDoc): StoredEvent {
 }
 
 function warnNotSaved(type: AggregateType, id: string, e: unknown): void {
-  console.warn(`mongo store: state document of ${type} ${id} not updated (caught up on read):`, (e as Error).message);
+  console.warn(`mongo store: state document of ${type} ${id} not updated (caught up on its next write):`, (e as Error).message);
 }
 
 function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
@@ -96,8 +125,12 @@ function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
   return { id: _id, state: state as S, sequence, resourceOwner, creationDate, changeDate };
 }
 
-export async function createMongoStore(options: MongoStoreOptions): Promise<EventStore> {
+export async function createMongoStore(options: MongoStoreOptions): Promise<MongoEventStore> {
   const grace = options.claimGraceMs ?? 30_000;
+  const listeners = new Set<MongoCommandListener>(options.onCommand ? [options.onCommand] : []);
+  const emit = (event: MongoCommandEvent) => {
+    for (const listener of listeners) listener(event);
+  };
   let client: MongoClient | undefined;
   let db!: Db;
   let events!: Collection<EventDoc>;
@@ -114,7 +147,14 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
       serverSelectionTimeoutMS: options.serverSelectionTimeoutMS ?? 2000,
       ignoreUndefined: true,
       promoteBuffers: true,
+      monitorCommands: true,
     });
+    candidate.on('commandStarted', (e) => {
+      const target = e.command[e.commandName];
+      emit({ phase: 'started', requestId: e.requestId, command: e.commandName, ...(typeof target === 'string' ? { collection: target } : {}) });
+    });
+    candidate.on('commandSucceeded', (e) => emit({ phase: 'succeeded', requestId: e.requestId, command: e.commandName }));
+    candidate.on('commandFailed', (e) => emit({ phase: 'failed', requestId: e.requestId, command: e.commandName }));
     try {
       await candidate.connect();
       const candidateDb = candidate.db(options.dbName);
@@ -145,35 +185,6 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
     }
   }
 
-  async function latestSequence(type: AggregateType, id: string): Promise<number> {
-    const last = await events
-      .find({ aggregateType: type, aggregateId: id }, { projection: { _id: 0, sequence: 1 } })
-      .sort({ sequence: -1 })
-      .limit(1)
-      .next();
-    return last?.sequence ?? 0;
-  }
-
-  let groupMaxSupported = true;
-  async function latestSequences(type: AggregateType, ids: string[]): Promise<Map<string, number>> {
-    if (groupMaxSupported) {
-      try {
-        const rows = await events
-          .aggregate<{ _id: string; sequence: number }>([
-            { $match: { aggregateType: type, aggregateId: { $in: ids } } },
-            { $group: { _id: '$aggregateId', sequence: { $max: '$sequence' } } },
-          ])
-          .toArray();
-        return new Map(rows.map((r) => [r._id, r.sequence]));
-      } catch (e) {
-        if (!(e instanceof MongoServerError && e.code === 238)) throw e;
-        groupMaxSupported = false; // FerretDB v1: "$group accumulator $max is not implemented yet"
-      }
-    }
-    const sequences = await Promise.all(ids.map((id) => latestSequence(type, id)));
-    return new Map(ids.map((id, i) => [id, sequences[i]!]));
-  }
-
   /** Conditional on sequence: an older writer never overwrites a newer document. */
   async function saveState(type: AggregateType, snap: Snapshot<unknown>): Promise<void> {
     const { id, ...fields } = snap;
@@ -189,23 +200,48 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
     }
   }
 
-  async function catchUp<S>(type: AggregateType, id: string, doc: StateDoc | null, latest: number) {
-    const base = doc ? toSnapshot<S>(doc) : null;
-    const from = base?.sequence ?? 0;
-    if (from >= latest) return base;
+  /**
+   * Folds the events after `known` into it (known null: from the first event) and
+   * writes the state document back when there were any. One find on the hot path's
+   * miss only: after a ConcurrencyError, or for an append given no base.
+   */
+  async function catchUpFrom<S>(type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null> {
     const behind = await events
-      .find({ aggregateType: type, aggregateId: id, sequence: { $gt: from } })
+      .find({ aggregateType: type, aggregateId: id, sequence: { $gt: known?.sequence ?? 0 } })
       .sort({ sequence: 1 })
       .toArray();
-    const snap = reduceEvents<S>(options.reducers[type], base, behind.map(toEvent));
-    // The events are the truth: a failed write-back is retried by the next read.
+    if (behind.length === 0) return known;
+    const snap = reduceEvents<S>(options.reducers[type], known, behind.map(toEvent));
+    // The events are the truth: a failed write-back is retried by the next catch-up.
     if (snap) await saveState(type, snap).catch((e: unknown) => warnNotSaved(type, id, e));
     return snap;
   }
 
+  /** The state document as stored: one findOne, no look at the events (see port.ts). */
   async function loadOne<S>(type: AggregateType, id: string): Promise<Snapshot<S> | null> {
-    const [doc, latest] = await Promise.all([states(type).findOne({ _id: id }), latestSequence(type, id)]);
-    return catchUp<S>(type, id, doc, latest);
+    const doc = await states(type).findOne({ _id: id });
+    return doc ? toSnapshot<S>(doc) : null;
+  }
+
+  // A state write that failed after its event was committed (the process lives on):
+  // repaired in the background, so reads do not serve the old state until the next
+  // write. A crash in between is repaired by that next write (see port.ts).
+  const repairs = new Set<NodeJS.Timeout>();
+  function repairLater(type: AggregateType, id: string, base: Snapshot<unknown> | null, attempt = 1): void {
+    if (closed || attempt > 5) return;
+    const timer = setTimeout(() => {
+      repairs.delete(timer);
+      run(async () => {
+        const doc = await loadOne(type, id);
+        // Settled when the document has caught up (by us or by a later write).
+        const from = doc && doc.sequence > (base?.sequence ?? 0) ? doc : base;
+        const caught = await catchUpFrom(type, id, from);
+        const saved = await loadOne(type, id);
+        if ((saved?.sequence ?? 0) < (caught?.sequence ?? 0)) throw new Error('state document still behind');
+      }).catch(() => repairLater(type, id, base, attempt + 1));
+    }, 250 * 2 ** attempt);
+    timer.unref();
+    repairs.add(timer);
   }
 
   async function isConfirmed(claim: ConstraintDoc): Promise<boolean> {
@@ -267,7 +303,12 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
     );
   }
 
-  const store: EventStore = {
+  const store: MongoEventStore = {
+    onCommand(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+
     load: (type, id) => run(() => loadOne(type, id)),
 
     loadMany: <S>(type: AggregateType, ids: readonly string[]) =>
@@ -275,28 +316,33 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
         const unique = [...new Set(ids)];
         const result = new Map<string, Snapshot<S>>();
         if (unique.length === 0) return result;
-        const [docs, latest] = await Promise.all([
-          states(type)
-            .find({ _id: { $in: unique } })
-            .toArray(),
-          latestSequences(type, unique),
-        ]);
-        const byId = new Map(docs.map((d) => [d._id, d]));
-        const snaps = await Promise.all(
-          unique.map((id) => catchUp<S>(type, id, byId.get(id) ?? null, latest.get(id) ?? 0)),
-        );
-        for (const snap of snaps) if (snap) result.set(snap.id, snap);
+        const docs = unique.length === 1
+          ? [await states(type).findOne({ _id: unique[0]! })].filter((d) => d !== null)
+          : await states(type).find({ _id: { $in: unique } }).toArray();
+        for (const doc of docs) result.set(doc._id, toSnapshot<S>(doc));
         return result;
       }),
 
-    append: <S>(event: NewEvent, opts?: { claims?: string[] }) =>
+    catchUp: (type, id, known) => run(() => catchUpFrom(type, id, known)),
+
+    append: <S>(event: NewEvent, opts?: AppendOptions<S>) =>
       run(async () => {
         const { aggregateType, aggregateId, sequence } = event;
-        const current = await loadOne<S>(aggregateType, aggregateId);
-        const expected = (current?.sequence ?? 0) + 1;
-        if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
-        if (sequence > expected)
-          throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+        let current: Snapshot<S> | null;
+        if (opts?.base !== undefined) {
+          // The caller's snapshot is the expected state: nothing is read. A stale one
+          // makes the insert below a duplicate (ConcurrencyError), never a lost update.
+          current = opts.base;
+          if (current && current.id !== aggregateId) throw new Error(`append: the base is ${current.id}, the event is for ${aggregateId}`);
+          if (sequence !== (current?.sequence ?? 0) + 1)
+            throw new Error(`append: sequence ${sequence} does not follow the base's ${current?.sequence ?? 0}`);
+        } else {
+          current = await catchUpFrom<S>(aggregateType, aggregateId, await loadOne<S>(aggregateType, aggregateId));
+          const expected = (current?.sequence ?? 0) + 1;
+          if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
+          if (sequence > expected)
+            throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+        }
 
         const claims = [...new Set(opts?.claims ?? [])];
         const stored: StoredEvent = {
@@ -322,8 +368,11 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
         }
 
         const snapshot = reduceEvents<S>(options.reducers[aggregateType], current, [stored])!;
-        // The event is committed; a stale state document is caught up on the next read.
-        await saveState(aggregateType, snapshot).catch((e: unknown) => warnNotSaved(aggregateType, aggregateId, e));
+        // The event is committed: the answer stands even if the state write fails.
+        await saveState(aggregateType, snapshot).catch((e: unknown) => {
+          warnNotSaved(aggregateType, aggregateId, e);
+          repairLater(aggregateType, aggregateId, current);
+        });
         return { event: stored, snapshot };
       }),
 
@@ -347,6 +396,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Even
 
     close: async () => {
       closed = true;
+      for (const timer of repairs) clearTimeout(timer);
+      repairs.clear();
       await connected?.catch(() => {});
       await client?.close();
     },

@@ -1,5 +1,19 @@
 // The event store port (DESIGN.md section 3). Events are the truth; the state
-// document per aggregate is a cache caught up from events on read.
+// document per aggregate is a cache of their reduction, written right after each
+// append, with the sequence of the last event folded into it.
+//
+// The write protocol, one read per aggregate and request:
+//   1. load: the state document as stored (MongoDB: one findOne, nothing else).
+//   2. decide, then append at the loaded sequence + 1, passing the loaded
+//      snapshot as `base`: the store reduces the new state from it, no reload.
+//   3. The unique (aggregateType, aggregateId, sequence) index is the judge: a
+//      concurrent writer, or a state document left behind its events by a crash
+//      between the two writes, makes the insert a duplicate: ConcurrencyError.
+//   4. Only then catchUp: the events after the known sequence folded in (the state
+//      document written back), and the command decides and appends again.
+// So no write is lost and nothing is read twice on the hot path. Reads serve the
+// state document as it is: after such a crash a read can show the state before the
+// last event until the next write to that aggregate (or a catchUp) repairs it.
 
 export type AggregateType = 'instance' | 'org' | 'user' | 'idp' | 'project';
 
@@ -53,22 +67,38 @@ export class ConstraintError extends Error {
 }
 
 
-export interface AppendOptions {
+export interface AppendOptions<S = unknown> {
   /** Uniqueness keys to claim before the append; released if the append fails. */
   claims?: string[];
+  /**
+   * The snapshot the event was decided on (null: a new aggregate); event.sequence
+   * must be its sequence + 1. The new state is reduced from it without reading
+   * anything. Left out, the store first reads the aggregate caught up (tools, setup).
+   */
+  base?: Snapshot<S> | null;
 }
 
 export interface EventStore {
-  /** The aggregate's state, caught up from its events; null when it has none. */
+  /**
+   * The aggregate's state document as stored (one read); null when there is none.
+   * After a crash between an append and its state write it may be behind its
+   * events: an append on it then fails with ConcurrencyError, and catchUp repairs it.
+   */
   load<S>(type: AggregateType, id: string): Promise<Snapshot<S> | null>;
-  /** Load several aggregates of one type (missing ones are absent from the map). */
+  /** Load several aggregates of one type in one read (missing ones are absent from the map). */
   loadMany<S>(type: AggregateType, ids: readonly string[]): Promise<Map<string, Snapshot<S>>>;
+  /**
+   * The aggregate with every event after `known` folded in (known null: from its
+   * first event), the state document written back when it was behind; null when
+   * the aggregate has no events. For the retry after a ConcurrencyError.
+   */
+  catchUp<S>(type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null>;
   /**
    * Append one event at event.sequence. Throws ConcurrencyError when that
    * sequence exists, ConstraintError when a claim is held elsewhere. On success
    * the state document is updated and the new snapshot returned.
    */
-  append<S>(event: NewEvent, options?: AppendOptions): Promise<{ event: StoredEvent; snapshot: Snapshot<S> }>;
+  append<S>(event: NewEvent, options?: AppendOptions<S>): Promise<{ event: StoredEvent; snapshot: Snapshot<S> }>;
   /** The aggregate id holding a uniqueness key, or null. */
   lookup(key: string): Promise<{ aggregateType: AggregateType; aggregateId: string } | null>;
   /** All events of one aggregate in sequence order (tests, audits). */
