@@ -45,7 +45,28 @@ export function sameOIDCConfig(a: OIDCConfig, b: OIDCConfig): boolean {
   );
 }
 
-const configOf = (p: any): OIDCConfig => ({
+/** The OIDC configuration as the events carry it (older events may lack the mappings). */
+export type OIDCConfigPayload = Omit<OIDCConfig, 'displayNameMapping' | 'usernameMapping' | 'scopes'> & {
+  scopes?: string[];
+  displayNameMapping?: OIDCMappingField;
+  usernameMapping?: OIDCMappingField;
+};
+
+/** Every event of the identity provider aggregate. */
+export type IdpEvent =
+  | { type: typeof idpEvents.oidcAdded; payload: OIDCConfigPayload & { name: string; clientSecret: Sealed | null } }
+  | { type: typeof idpEvents.oidcChanged; payload: OIDCConfigPayload & { clientSecret?: Sealed } };
+
+export const idpEvent = {
+  oidcAdded: (name: string, config: OIDCConfig, clientSecret: Sealed | null): IdpEvent => ({ type: idpEvents.oidcAdded, payload: { name, ...config, clientSecret } }),
+  /** The whole configuration; the sealed secret only when a new one was given. */
+  oidcChanged: (config: OIDCConfig, clientSecret: Sealed | null): IdpEvent => ({
+    type: idpEvents.oidcChanged,
+    payload: clientSecret ? { ...config, clientSecret } : { ...config },
+  }),
+};
+
+const configOf = (p: OIDCConfigPayload): OIDCConfig => ({
   issuer: p.issuer,
   clientId: p.clientId,
   scopes: [...(p.scopes ?? [])],
@@ -53,16 +74,15 @@ const configOf = (p: any): OIDCConfig => ({
   usernameMapping: p.usernameMapping ?? 'OIDC_MAPPING_FIELD_UNSPECIFIED',
 });
 
-export function reduceIdp(state: IdentityProvider | undefined, event: StoredEvent): IdentityProvider {
-  const p = event.payload as any;
+export function reduceIdp(state: IdentityProvider | undefined, event: StoredEvent & IdpEvent): IdentityProvider {
   if (event.type === idpEvents.oidcAdded) {
-    return { name: p.name, type: 'oidc', ...configOf(p), clientSecret: p.clientSecret ?? null };
+    return { name: event.payload.name, type: 'oidc', ...configOf(event.payload), clientSecret: event.payload.clientSecret ?? null };
   }
   if (!state) throw new Error(`${event.type} before ${idpEvents.oidcAdded} for idp ${event.aggregateId}`);
   switch (event.type) {
     case idpEvents.oidcChanged:
       // Full replacement of the OIDC configuration; the secret only when the event carries one.
-      return { ...state, ...configOf(p), clientSecret: p.clientSecret ?? state.clientSecret };
+      return { ...state, ...configOf(event.payload), clientSecret: event.payload.clientSecret ?? state.clientSecret };
     default:
       return state;
   }

@@ -38,12 +38,25 @@ export const projectClaims = {
 /** App names are unique in their project, ignoring case. */
 export const sameAppName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
-export function reduceProject(state: Project | undefined, event: StoredEvent): Project {
-  const p = event.payload as any;
-  if (event.type === projectEvents.added) return { name: p.name, apps: [] };
+/** A SAML application as its event carries it. */
+export type SAMLAppAdded = { appId: string; name: string; entityId: string; metadataUrl: string | null; metadataXml: string };
+
+/** Every event of the project aggregate. */
+export type ProjectEvent =
+  | { type: typeof projectEvents.added; payload: { name: string } }
+  | { type: typeof projectEvents.samlAppAdded; payload: SAMLAppAdded };
+
+export const projectEvent = {
+  added: (name: string): ProjectEvent => ({ type: projectEvents.added, payload: { name } }),
+  samlAppAdded: (app: SAMLAppAdded): ProjectEvent => ({ type: projectEvents.samlAppAdded, payload: app }),
+};
+
+export function reduceProject(state: Project | undefined, event: StoredEvent & ProjectEvent): Project {
+  if (event.type === projectEvents.added) return { name: event.payload.name, apps: [] };
   if (!state) throw new Error(`${event.type} before ${projectEvents.added} for project ${event.aggregateId}`);
   switch (event.type) {
     case projectEvents.samlAppAdded: {
+      const p = event.payload;
       const app: SAMLApp = {
         id: p.appId,
         name: p.name,

@@ -68,6 +68,40 @@ export const userEvents = {
   memberOfRecorded: 'user.member-of.recorded',
 } as const;
 
+/** A new user as its first event carries it (the state name follows from it). */
+export type UserAdded = Omit<User, 'state'>;
+/** A registration started: the challenge and where it may be answered from, until expiresAt (ISO). */
+export type U2FAdded = { id: string; challenge: string; rpId: string; origins: string[]; expiresAt: string };
+/** A registration verified: the credential (id and COSE public key base64url), its counter and transports. */
+export type U2FVerified = { id: string; name: string; credentialId: string; publicKey: string; counter: number; transports: string[] };
+
+/** Every event of the user aggregate. */
+export type UserEvent =
+  | { type: typeof userEvents.added; payload: UserAdded }
+  | { type: typeof userEvents.profileChanged; payload: { profile: Profile } }
+  | { type: typeof userEvents.emailChanged; payload: { email: string; isVerified: boolean } }
+  | { type: typeof userEvents.emailVerified; payload: Record<string, never> }
+  | { type: typeof userEvents.phoneChanged; payload: { phone: string; isVerified: boolean } }
+  | { type: typeof userEvents.phoneVerified; payload: Record<string, never> }
+  | { type: typeof userEvents.passwordChanged; payload: { hash: string; changeRequired: boolean } }
+  | { type: typeof userEvents.u2fAdded; payload: U2FAdded }
+  | { type: typeof userEvents.u2fVerified; payload: U2FVerified }
+  | { type: typeof userEvents.memberOfRecorded; payload: { orgId: string } };
+
+/** The user events, made only here. */
+export const userEvent = {
+  added: (user: UserAdded): UserEvent => ({ type: userEvents.added, payload: user }),
+  profileChanged: (profile: Profile): UserEvent => ({ type: userEvents.profileChanged, payload: { profile } }),
+  emailChanged: (email: string, isVerified: boolean): UserEvent => ({ type: userEvents.emailChanged, payload: { email, isVerified } }),
+  emailVerified: (): UserEvent => ({ type: userEvents.emailVerified, payload: {} }),
+  phoneChanged: (phone: string, isVerified: boolean): UserEvent => ({ type: userEvents.phoneChanged, payload: { phone, isVerified } }),
+  phoneVerified: (): UserEvent => ({ type: userEvents.phoneVerified, payload: {} }),
+  passwordChanged: (hash: string, changeRequired: boolean): UserEvent => ({ type: userEvents.passwordChanged, payload: { hash, changeRequired } }),
+  u2fAdded: (registration: U2FAdded): UserEvent => ({ type: userEvents.u2fAdded, payload: registration }),
+  u2fVerified: (credential: U2FVerified): UserEvent => ({ type: userEvents.u2fVerified, payload: credential }),
+  memberOfRecorded: (orgId: string): UserEvent => ({ type: userEvents.memberOfRecorded, payload: { orgId } }),
+};
+
 export function sameProfile(a: Profile, b: Profile): boolean {
   return (
     a.firstName === b.firstName &&
@@ -82,34 +116,35 @@ export function sameProfile(a: Profile, b: Profile): boolean {
 const stateAfterCredentials = (u: User): UserStateName =>
   u.passwordHash || u.idpLinks.length > 0 ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL';
 
-export function reduceUser(state: User | undefined, event: StoredEvent): User {
-  const p = event.payload as any;
+export function reduceUser(state: User | undefined, event: StoredEvent & UserEvent): User {
   if (event.type === userEvents.added) {
-    const user = p as Omit<User, 'state'>;
+    const user = event.payload;
     return { ...user, state: stateAfterCredentials({ ...user, state: 'USER_STATE_INITIAL' }) };
   }
   if (!state) throw new Error(`${event.type} before ${userEvents.added} for user ${event.aggregateId}`);
   switch (event.type) {
     case userEvents.profileChanged:
-      return { ...state, profile: p.profile };
+      return { ...state, profile: event.payload.profile };
     case userEvents.emailChanged:
-      return { ...state, email: { email: p.email, isVerified: p.isVerified } };
+      return { ...state, email: { email: event.payload.email, isVerified: event.payload.isVerified } };
     case userEvents.emailVerified:
       return { ...state, email: { ...state.email, isVerified: true } };
     case userEvents.phoneChanged:
-      return { ...state, phone: { phone: p.phone, isVerified: p.isVerified } };
+      return { ...state, phone: { phone: event.payload.phone, isVerified: event.payload.isVerified } };
     case userEvents.phoneVerified:
       return state.phone ? { ...state, phone: { ...state.phone, isVerified: true } } : state;
     case userEvents.passwordChanged: {
-      const next = { ...state, passwordHash: p.hash, passwordChangeRequired: p.changeRequired };
+      const next = { ...state, passwordHash: event.payload.hash, passwordChangeRequired: event.payload.changeRequired };
       return { ...next, state: stateAfterCredentials(next) };
     }
     case userEvents.u2fAdded:
-      return { ...state, u2fTokens: [...state.u2fTokens.filter((t) => !expiredPending(t, event.createdAt)), pendingU2F(p)] };
-    case userEvents.u2fVerified:
-      return { ...state, u2fTokens: state.u2fTokens.map((t) => (t.id === p.id ? readyU2F(t, p) : t)) };
+      return { ...state, u2fTokens: [...state.u2fTokens.filter((t) => !expiredPending(t, event.createdAt)), pendingU2F(event.payload)] };
+    case userEvents.u2fVerified: {
+      const verified = event.payload;
+      return { ...state, u2fTokens: state.u2fTokens.map((t) => (t.id === verified.id ? readyU2F(t, verified) : t)) };
+    }
     case userEvents.memberOfRecorded:
-      return { ...state, memberOf: [...new Set([...(state.memberOf ?? []), p.orgId as string])] };
+      return { ...state, memberOf: [...new Set([...(state.memberOf ?? []), event.payload.orgId])] };
     default:
       return state;
   }
@@ -119,7 +154,7 @@ export function reduceUser(state: User | undefined, event: StoredEvent): User {
 const expiredPending = (t: U2FToken, at: Date) =>
   t.state === 'U2F_STATE_NOT_READY' && t.expiresAt !== undefined && Date.parse(t.expiresAt) <= at.getTime();
 
-const pendingU2F = (p: any): U2FToken => ({
+const pendingU2F = (p: U2FAdded): U2FToken => ({
   id: p.id,
   name: null,
   state: 'U2F_STATE_NOT_READY',
@@ -130,7 +165,7 @@ const pendingU2F = (p: any): U2FToken => ({
 });
 
 // Built field by field so the pending-only fields are gone, not undefined (stores differ on undefined).
-const readyU2F = (t: U2FToken, p: any): U2FToken => ({
+const readyU2F = (t: U2FToken, p: U2FVerified): U2FToken => ({
   id: t.id,
   name: p.name,
   state: 'U2F_STATE_READY',
