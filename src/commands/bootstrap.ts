@@ -1,8 +1,9 @@
 // First start: an instance administrator and a default organization.
 // Safe when several gateways start at once: the instance event is written
 // first with all ids chosen, and whatever is missing after it is completed.
-import { INSTANCE_ID, instanceEvents, type Instance } from '../model/orgs.ts';
-import { userEvents, type User } from '../model/users.ts';
+import { INSTANCE_ID, instanceEvent, type Instance } from '../model/orgs.ts';
+import { userEvent, type User } from '../model/users.ts';
+import { AppError } from '../errors.ts';
 import { ConcurrencyError } from '../store/port.ts';
 import type { CommandContext } from './context.ts';
 import { createOrg } from './orgs.ts';
@@ -22,8 +23,8 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
     const defaultOrgId = newId();
     try {
       await store.append({
-        aggregateType: 'instance', aggregateId: INSTANCE_ID, sequence: 1, type: instanceEvents.setUp,
-        payload: { adminUserId, defaultOrgId }, creator: 'system', resourceOwner: INSTANCE_ID,
+        aggregateType: 'instance', aggregateId: INSTANCE_ID, sequence: 1, ...instanceEvent.setUp(adminUserId, defaultOrgId),
+        creator: 'system', resourceOwner: INSTANCE_ID,
       });
       created = true;
     } catch (err) {
@@ -48,7 +49,7 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
     };
     await store
       .append(
-        { aggregateType: 'user', aggregateId: adminUserId, sequence: 1, type: userEvents.added, payload: admin as any, creator: 'system', resourceOwner: defaultOrgId },
+        { aggregateType: 'user', aggregateId: adminUserId, sequence: 1, ...userEvent.added(admin), creator: 'system', resourceOwner: defaultOrgId },
         { claims: ['username:admin'] },
       )
       .catch(ignoreRace);
@@ -58,8 +59,7 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
 
 function ignoreRace(err: unknown) {
   if (err instanceof ConcurrencyError) return;
-  if (err instanceof Error && 'code' in err && (err as any).code === 'ALREADY_EXISTS') return;
-  if (err instanceof Error && err.name === 'AppError' && (err as any).code === 'FAILED_PRECONDITION') return;
+  if (err instanceof AppError && (err.code === 'ALREADY_EXISTS' || err.code === 'FAILED_PRECONDITION')) return;
   throw err;
 }
 

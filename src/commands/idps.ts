@@ -2,7 +2,7 @@
 // configuration (deprecated operation 2 of SPEC.md), read one.
 import { alreadyExists, failedPrecondition, notFound, permissionDenied } from '../errors.ts';
 import {
-  idpEvents,
+  idpEvent,
   idpNameClaim,
   sameOIDCConfig,
   type IdentityProvider,
@@ -47,17 +47,12 @@ export const addOIDCIdentityProvider = command((c) => idpInputRules(c).addOIDCId
   const { org } = await idpWriter(ctx);
   const idpId = ctx.deps.newId();
   const name = input.name.trim();
-  const idp: IdentityProvider = {
-    name,
-    type: 'oidc',
-    ...toConfig(input),
-    // Sealed once, bound to this IDP's id; the clear secret goes no further.
-    clientSecret: seal(ctx.deps.idpSecretKey, idpId, input.clientSecret),
-  };
-  const { snapshot } = await write<IdentityProvider>(ctx, 'idp', idpId, (current) => {
+  const config = toConfig(input);
+  // Sealed once, bound to this IDP's id; the clear secret goes no further.
+  const clientSecret = seal(ctx.deps.idpSecretKey, idpId, input.clientSecret);
+  const { snapshot } = await write(ctx, 'idp', idpId, (current) => {
     if (current) throw alreadyExists(`Identity provider ${idpId}`);
-    const { type: _type, ...payload } = idp;
-    return { type: idpEvents.oidcAdded, payload, resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
+    return { ...idpEvent.oidcAdded(name, config, clientSecret), resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
   }, { isNew: true });
   return { idpId, details: detailsOf(snapshot, true) };
 });
@@ -79,12 +74,10 @@ export const updateOIDCIdentityProvider = command((c) => idpInputRules(c).update
   const unchanged = (idp: IdentityProvider) => newSecret === null && sameOIDCConfig(idp, config);
   if (unchanged(existing.state)) throw failedPrecondition('The identity provider configuration has not changed');
 
-  const { snapshot } = await write<IdentityProvider>(ctx, 'idp', idpId, (current) => {
+  const { snapshot } = await write(ctx, 'idp', idpId, (current) => {
     if (!inOrg(current)) throw notFound('Identity provider');
     if (unchanged(current.state)) throw failedPrecondition('The identity provider configuration has not changed');
-    const payload: Record<string, unknown> = { ...config };
-    if (newSecret) payload.clientSecret = newSecret;
-    return { type: idpEvents.oidcChanged, payload, resourceOwner: current.resourceOwner };
+    return { ...idpEvent.oidcChanged(config, newSecret), resourceOwner: current.resourceOwner };
   });
   return detailsOf(snapshot, true);
 });

@@ -2,8 +2,8 @@
 import type { Config } from '../config.ts';
 import { isOrgRole } from '../auth/permissions.ts';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
-import { INSTANCE_ID, orgEvents, rolesOf, type Org } from '../model/orgs.ts';
-import { userEvents, type User } from '../model/users.ts';
+import { INSTANCE_ID, orgEvent, rolesOf } from '../model/orgs.ts';
+import { userEvent, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { z } from 'zod';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
@@ -38,11 +38,10 @@ export function orgDomain(name: string, instanceDomain: string): string {
 
 export async function createOrg(ctx: CommandContext, orgId: string, name: string, options: WriteOptions = {}) {
   const domain = orgDomain(name, ctx.deps.config.instanceDomain);
-  return write<Org>(ctx, 'org', orgId, (current) => {
+  return write(ctx, 'org', orgId, (current) => {
     if (current) throw failedPrecondition(`Organization ${orgId} exists`);
     return {
-      type: orgEvents.added,
-      payload: { name: name.trim(), domain },
+      ...orgEvent.added(name.trim(), domain),
       resourceOwner: orgId,
       claims: [`orgDomain:${domain}`, `orgName:${name.trim().toLowerCase()}`],
     };
@@ -63,9 +62,9 @@ export const addOrganization = command((c) => orgInputRules(c).addOrganization, 
  */
 async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId: string): Promise<void> {
   if (user.state.memberOf?.includes(orgId)) return;
-  await write<User>(ctx, 'user', user.id, (current) => {
+  await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
-    return { type: userEvents.memberOfRecorded, payload: { orgId }, resourceOwner: current.resourceOwner };
+    return { ...userEvent.memberOfRecorded(orgId), resourceOwner: current.resourceOwner };
   });
 }
 
@@ -80,12 +79,12 @@ export const addOrgMember = command((c) => orgInputRules(c).addOrgMember, async 
   const held = rolesOf(org.state, input.userId);
   if (roles.every((r) => held.includes(r))) throw failedPrecondition('The user already holds these roles');
   await recordMembership(ctx, user, org.id);
-  const { snapshot } = await write<Org>(ctx, 'org', org.id, (current) => {
+  const { snapshot } = await write(ctx, 'org', org.id, (current) => {
     if (!current) throw notFound('Organization');
     const held = rolesOf(current.state, input.userId);
     const merged = [...new Set([...held, ...roles])].sort();
     if (merged.length === held.length) throw failedPrecondition('The user already holds these roles');
-    return { type: orgEvents.memberAdded, payload: { userId: input.userId, roles: merged }, resourceOwner: org.id };
+    return { ...orgEvent.memberAdded(input.userId, merged), resourceOwner: org.id };
   });
   return detailsOf(snapshot, true);
 });

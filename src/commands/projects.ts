@@ -1,7 +1,7 @@
 // Use cases of the project aggregate: create a project, add a SAML application, read a project.
 import { alreadyExists, invalid, notFound, permissionDenied } from '../errors.ts';
 import { rolesOf, type Org } from '../model/orgs.ts';
-import { projectClaims, projectEvents, sameAppName, type Project } from '../model/projects.ts';
+import { projectClaims, projectEvent, sameAppName, type Project } from '../model/projects.ts';
 import { parseSamlMetadataOffLoop } from '../model/saml-metadata.ts';
 import { FetchRefusedError, guardedFetch, type GuardOptions } from '../net/guarded-fetch.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -17,11 +17,10 @@ export const addProject = command((c) => projectInputRules(c).addProject, async 
   await requireIn(ctx, caller, org, 'project.write');
   const name = input.name.trim();
   const projectId = ctx.deps.newId();
-  const { snapshot } = await write<Project>(ctx, 'project', projectId, (current) => {
+  const { snapshot } = await write(ctx, 'project', projectId, (current) => {
     if (current) throw alreadyExists(`Project ${projectId}`);
     return {
-      type: projectEvents.added,
-      payload: { name },
+      ...projectEvent.added(name),
       resourceOwner: org.id,
       claims: [projectClaims.name(org.id, name)],
     };
@@ -79,12 +78,11 @@ export const addSAMLApp = command((c) => projectInputRules(c).addSAMLApp, async 
   if (holder && (await holdsEntityId(ctx, holder.aggregateId, entityId))) throw entityTaken;
 
   const appId = deps.newId();
-  const { snapshot } = await write<Project>(ctx, 'project', project.id, (current) => {
+  const { snapshot } = await write(ctx, 'project', project.id, (current) => {
     if (!current || current.resourceOwner !== org.id) throw notFound('Project');
     if (nameTaken(current.state)) throw alreadyExists(`An application named "${name}" in this project`);
     return {
-      type: projectEvents.samlAppAdded,
-      payload: { appId, name, entityId, metadataUrl: url, metadataXml: bytes.toString('base64') },
+      ...projectEvent.samlAppAdded({ appId, name, entityId, metadataUrl: url, metadataXml: bytes.toString('base64') }),
       resourceOwner: current.resourceOwner,
       claims: [projectClaims.entityId(entityId)],
     };

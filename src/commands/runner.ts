@@ -2,14 +2,14 @@
 // (the protocol: src/store/port.ts).
 import { alreadyExists, failedPrecondition } from '../errors.ts';
 import { ConcurrencyError, ConstraintError, type AggregateType, type Snapshot, type StoredEvent } from '../store/port.ts';
+import type { Aggregates } from '../model/reducers.ts';
 import { load, refresh, remember, type CommandContext } from './context.ts';
 
-export interface Decision {
-  type: string;
-  payload: Record<string, unknown>;
+/** What a command decided: one event of the aggregate's union (made by its constructors), its owner, the keys it claims. */
+export type Decision<E> = E & {
   resourceOwner: string;
   claims?: string[];
-}
+};
 
 const MAX_ATTEMPTS = 50;
 
@@ -28,11 +28,11 @@ export interface WriteOptions {
  * won, or the state document was behind its events after a crash) costs a read:
  * the events after the known sequence, then decide runs again on the result.
  */
-export async function write<S>(
+export async function write<T extends AggregateType, S = Aggregates[T]['state']>(
   ctx: CommandContext,
-  type: AggregateType,
+  type: T,
   id: string,
-  decide: (current: Snapshot<S> | null) => Decision | Promise<Decision>,
+  decide: (current: Snapshot<S> | null) => Decision<Aggregates[T]['event']> | Promise<Decision<Aggregates[T]['event']>>,
   options: WriteOptions = {},
 ): Promise<{ event: StoredEvent; snapshot: Snapshot<S> }> {
   const { store } = ctx.deps;

@@ -8,7 +8,7 @@ import type {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.ts';
-import { userEvents, type U2FToken, type User } from '../model/users.ts';
+import { userEvent, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { authenticate, userForSelfOrPermission, userReads } from './access.ts';
 import { detailsOf, type Details } from './context.ts';
@@ -73,11 +73,10 @@ export const registerU2F = command((c) => u2fInputRules(c).registerU2F, async (c
     authenticatorSelection: { residentKey: 'discouraged', requireResidentKey: false, userVerification: 'discouraged' },
   });
 
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     return {
-      type: userEvents.u2fAdded,
-      payload: { id: u2fId, challenge: options.challenge, rpId, origins, expiresAt: new Date(Date.now() + ttlMs).toISOString() },
+      ...userEvent.u2fAdded({ id: u2fId, challenge: options.challenge, rpId, origins, expiresAt: new Date(Date.now() + ttlMs).toISOString() }),
       resourceOwner: current.resourceOwner,
     };
   });
@@ -138,21 +137,20 @@ export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRe
   }
   const transports = knownTransports(credential.transports);
   const tokenName = input.tokenName.trim();
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     const fresh = pendingToken(current, input.u2fId);
     if (fresh.challenge !== token.challenge) throw failedPrecondition('The U2F registration changed, try again');
     if (readyTokens(current.state).some((t) => t.credentialId === credential.id)) throw alreadyExists('U2F credential');
     return {
-      type: userEvents.u2fVerified,
-      payload: {
+      ...userEvent.u2fVerified({
         id: input.u2fId,
         name: tokenName,
         credentialId: credential.id,
         publicKey: isoBase64URL.fromBuffer(credential.publicKey),
         counter: credential.counter,
         transports,
-      },
+      }),
       resourceOwner: current.resourceOwner,
       // One credential belongs to one user in the whole instance (WebAuthn §7.1 step 22).
       claims: [`u2fCredential:${credential.id}`],

@@ -54,7 +54,7 @@ export function userInputRules(config: Config) {
   };
   const phone = (requireGlobal: boolean) => (p: string, ctx: z.RefinementCtx) => {
     if (p.trim() === '') return;
-    if (!normalizePhone(p, { defaultRegion: config.defaultPhoneRegion as any, requireGlobal })) {
+    if (!normalizePhone(p, { defaultRegion: config.defaultPhoneRegion, requireGlobal })) {
       const form = requireGlobal ? 'a global number starting with +' : 'a phone number';
       ctx.addIssue({ code: 'custom', message: `must be ${form}` });
     }

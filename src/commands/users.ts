@@ -1,7 +1,7 @@
 // Use cases of the user aggregate: create, profile, email, phone, password, verification.
 import { alreadyExists, failedPrecondition, invalid, notFound, permissionDenied } from '../errors.ts';
 import { normalizePhone } from '../model/phone.ts';
-import { sameProfile, userEvents, type Profile, type User } from '../model/users.ts';
+import { sameProfile, userEvent, type Profile, type User } from '../model/users.ts';
 import { INSTANCE_ID, type Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, userReads, type Caller } from './access.ts';
@@ -34,10 +34,10 @@ function toProfile(p: ProfileInput): Profile {
 
 async function changeProfile(ctx: CommandContext, user: Snapshot<User>, input: ProfileInput): Promise<Details> {
   const profile = toProfile(input);
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     if (sameProfile(current.state.profile, profile)) throw failedPrecondition('The profile has not changed');
-    return { type: userEvents.profileChanged, payload: { profile }, resourceOwner: current.resourceOwner };
+    return { ...userEvent.profileChanged(profile), resourceOwner: current.resourceOwner };
   });
   return detailsOf(snapshot, true);
 }
@@ -112,7 +112,7 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
   const email = input.email.email.trim();
   const username = input.username?.trim() || email;
   const phoneNumber = input.phone?.phone?.trim()
-    ? normalizePhone(input.phone.phone, { defaultRegion: deps.config.defaultPhoneRegion as any, requireGlobal: false })
+    ? normalizePhone(input.phone.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: false })
     : null;
   const emailChoice = codeChoice(input.email);
   const phoneChoice = input.phone ? codeChoice(input.phone) : 'none';
@@ -144,9 +144,9 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
     `username:${username.toLowerCase()}`,
     ...user.idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`),
   ];
-  const { snapshot } = await write<User>(ctx, 'user', userId, (current) => {
+  const { snapshot } = await write(ctx, 'user', userId, (current) => {
     if (current) throw alreadyExists(`User ${userId}`);
-    return { type: userEvents.added, payload: user as unknown as Record<string, unknown>, resourceOwner: org.id, claims };
+    return { ...userEvent.added(user), resourceOwner: org.id, claims };
   }, { isNew: !givenId });
 
   if (emailCode && emailChoice === 'send') {
@@ -184,10 +184,10 @@ export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, i
   const code = choice === 'none' ? null : await deps.codes.issue(user.id, 'email', email);
   if (choice === 'none') await deps.codes.clear(user.id, 'email');
 
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
-    return { type: userEvents.emailChanged, payload: { email, isVerified: choice === 'none' }, resourceOwner: current.resourceOwner };
+    return { ...userEvent.emailChanged(email, choice === 'none'), resourceOwner: current.resourceOwner };
   });
   if (code && choice === 'send') {
     await deps.notifier.enqueue({
@@ -201,7 +201,7 @@ export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, i
 export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhone, async (ctx, input: UpdateHumanPhoneInput): Promise<Details> => {
   const { deps } = ctx;
   const { user } = await orgScopedUser(ctx, input.userId);
-  const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion as any, requireGlobal: true });
+  const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: true });
   if (!phone) throw invalid('input.phone', 'must be a global number starting with +');
   const isVerified = !!input.isPhoneVerified;
   const unchanged = (u: User) => u.phone?.phone === phone && u.phone.isVerified === isVerified;
@@ -211,10 +211,10 @@ export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhon
   const code = sendSms ? await deps.codes.issue(user.id, 'phone', phone) : null;
   if (isVerified) await deps.codes.clear(user.id, 'phone');
 
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
-    return { type: userEvents.phoneChanged, payload: { phone, isVerified }, resourceOwner: current.resourceOwner };
+    return { ...userEvent.phoneChanged(phone, isVerified), resourceOwner: current.resourceOwner };
   });
   if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
   return detailsOf(snapshot, true);
@@ -223,13 +223,9 @@ export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhon
 export const setHumanPassword = command((c) => userInputRules(c).setHumanPassword, async (ctx, input: SetHumanPasswordInput): Promise<Details> => {
   const { user } = await orgScopedUser(ctx, input.userId);
   const hash = await ctx.deps.hasher.hash(input.password);
-  const { snapshot } = await write<User>(ctx, 'user', user.id, (current) => {
+  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
-    return {
-      type: userEvents.passwordChanged,
-      payload: { hash, changeRequired: !input.noChangeRequired },
-      resourceOwner: current.resourceOwner,
-    };
+    return { ...userEvent.passwordChanged(hash, !input.noChangeRequired), resourceOwner: current.resourceOwner };
   });
   return detailsOf(snapshot, true);
 });
@@ -243,13 +239,9 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
   if (outcome === 'wrong') throw invalid('input.verificationCode', 'the code is not valid');
   if (outcome !== 'ok') throw failedPrecondition(`No valid ${channel} code is pending for this ${channel}`);
   const verified = () =>
-    write<User>(ctx, 'user', user.id, (current) => {
+    write(ctx, 'user', user.id, (current) => {
       if (!current) throw notFound('User');
-      return {
-        type: channel === 'email' ? userEvents.emailVerified : userEvents.phoneVerified,
-        payload: {},
-        resourceOwner: current.resourceOwner,
-      };
+      return { ...(channel === 'email' ? userEvent.emailVerified() : userEvent.phoneVerified()), resourceOwner: current.resourceOwner };
     });
   try {
     return detailsOf((await verified()).snapshot, false);

@@ -1,8 +1,8 @@
 import type { Reducer, Reducers, StoredEvent } from '../store/port.ts';
-import { reduceIdp } from './idps.ts';
-import { reduceInstance, reduceOrg } from './orgs.ts';
-import { reduceProject } from './projects.ts';
-import { reduceUser } from './users.ts';
+import { reduceIdp, type IdentityProvider, type IdpEvent } from './idps.ts';
+import { reduceInstance, reduceOrg, type Instance, type InstanceEvent, type Org, type OrgEvent } from './orgs.ts';
+import { reduceProject, type Project, type ProjectEvent } from './projects.ts';
+import { reduceUser, type User, type UserEvent } from './users.ts';
 
 /**
  * The one place that trusts the store: an event read back is of its aggregate's union, as
@@ -21,3 +21,12 @@ export const reducers: Reducers = {
   idp: fromStore(reduceIdp),
   project: fromStore(reduceProject),
 };
+
+/** Each aggregate's state and events, for code that is generic over the aggregate type. */
+export interface Aggregates {
+  instance: { state: Instance; event: InstanceEvent };
+  org: { state: Org; event: OrgEvent };
+  user: { state: User; event: UserEvent };
+  idp: { state: IdentityProvider; event: IdpEvent };
+  project: { state: Project; event: ProjectEvent };
+}
