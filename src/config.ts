@@ -20,6 +20,8 @@ export interface Config {
   dataDir: string;
   mongodbUrl?: string;
   mongodbDb: string;
+  /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
+  storeRepairIntervalMs: number;
   redisUrl?: string;
   /** Production JWT verification; without it the local key in dataDir signs and verifies. */
   jwksUrl?: string;
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR ?? 'data'),
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
+    storeRepairIntervalMs: Math.max(0, int(env.STORE_REPAIR_INTERVAL_MS, 1000)),
     redisUrl: env.REDIS_URL || undefined,
     jwksUrl: env.JWKS_URL || undefined,
     jwtIssuer: env.JWT_ISSUER ?? 'identity-gateway',

@@ -51,7 +51,7 @@ export interface GatewayOptions {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const stores = await openStores(config, logger, { store: metrics.storeObserver, redis: metrics.redisObserver, mongoCommand: metrics.mongoCommand });
+  const stores = await openStores(config, logger, { store: metrics.storeObserver, redis: metrics.redisObserver, mongoCommand: metrics.mongoCommand, stateRepaired: metrics.stateRepaired });
   const delivery = options.notifier ? null : await createNotifier(config, logger);
   if (delivery) metrics.watchDelivery(delivery.metrics);
   const deps: Deps = {

@@ -29,6 +29,8 @@ export interface StoreInstrumentation {
   redis(component: string): Observe;
   /** One command sent to MongoDB (the driver's command monitoring). */
   mongoCommand?(command: string): void;
+  /** A state document caught up by the MongoDB store's repair loop. */
+  stateRepaired?(aggregateType: string): void;
 }
 
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
@@ -41,6 +43,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         dbName: config.mongodbDb,
         reducers,
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
+        repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
       })
     : await createEmbeddedStore({ dataDir: config.dataDir, reducers });
   let codeStore: CodeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();

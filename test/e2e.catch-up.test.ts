@@ -132,7 +132,8 @@ describeWith('mongo', 'catch-up and racing writers on MongoDB-wire', (mongoUrl) 
       await crashAfterEvent(id, 2, userEvents.phoneChanged, { phone: '+41795556677', isVerified: true });
       await crashAfterEvent(id, 3, userEvents.emailVerified, {});
       expect((await stateDoc(id))?.sequence).toBe(1);
-      // A read serves the state document as it is (one command; see src/store/port.ts).
+      // A read serves the state document as it is (one command; see src/store/port.ts):
+      // the repair loop leaves an event younger than its grace period (2 s) to its writer.
       const read = await gw.send(UserDocument, { id });
       expect(read.data?.user?.phone).toBeNull();
 

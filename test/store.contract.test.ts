@@ -150,6 +150,24 @@ function contract(open: () => Promise<Harness>) {
     await expect(h.store.append(ev(id, 1))).rejects.toBeInstanceOf(ConcurrencyError);
   });
 
+  it('shows the winner to a loser that catches up right after its ConcurrencyError (embedded: before the winner is on disk)', async () => {
+    const id = uid();
+    // Each loser catches up the moment its error arrives, while the winner may still wait for its disk sync.
+    const tries = Array.from({ length: 5 }, (_, i) =>
+      h.store.append<Counter>(ev(id, 1, { add: i + 1 }), { base: null }).then(
+        (won) => ({ won: true, snapshot: won.snapshot }),
+        async (e: unknown) => {
+          if (!(e instanceof ConcurrencyError)) throw e;
+          return { won: false, snapshot: await h.store.catchUp<Counter>('user', id, null) };
+        },
+      ),
+    );
+    const outcomes = await Promise.all(tries);
+    const winner = outcomes.filter((o) => o.won);
+    expect(winner).toHaveLength(1);
+    for (const o of outcomes) expect(o.snapshot).toEqual(winner[0]!.snapshot);
+  });
+
   it('refuses a claimed key to another aggregate and names the holder', async () => {
     const [a, b, key] = [uid(), uid(), `username:${uid()}`];
     await h.store.append(ev(a, 1), { claims: [key] });

@@ -5,6 +5,7 @@
 //   gateway_graphql_errors_total{code}                                      one per error in an answer
 //   gateway_store_duration_seconds{backend,operation,outcome}               event store calls (MongoDB or embedded)
 //   gateway_mongodb_commands_total{command}                                 commands sent to MongoDB (find, insert, update, ...)
+//   gateway_store_repaired_total{aggregate_type}                            state documents caught up by the repair loop
 //   gateway_redis_duration_seconds{component,operation,outcome}             Redis calls: codes, rate_limit, idempotency
 //   gateway_rate_limited_total{scope}, gateway_rate_limiter_unavailable_total
 //   gateway_idempotency_total{outcome}
@@ -35,6 +36,8 @@ export interface GatewayMetrics {
   redisObserver(component: string): Observe;
   /** Counts one command sent to MongoDB (the store's command monitoring). */
   mongoCommand(command: string): void;
+  /** A state document the store's repair loop caught up (src/store/mongo.ts). */
+  stateRepaired(aggregateType: string): void;
   rateLimited(scope: 'caller' | 'ip'): void;
   rateLimiterUnavailable(): void;
   idempotency(outcome: string): void;
@@ -87,6 +90,12 @@ export function createMetrics(): GatewayMetrics {
     name: 'gateway_mongodb_commands_total',
     help: 'Commands sent to MongoDB by the event store, by command name (DESIGN.md section 10: the round-trip budget).',
     labelNames: ['command'] as const,
+    registers: [registry],
+  });
+  const repaired = new Counter({
+    name: 'gateway_store_repaired_total',
+    help: 'State documents the background repair loop caught up with their events (left behind by a crash between the two writes of an append).',
+    labelNames: ['aggregate_type'] as const,
     registers: [registry],
   });
   const limited = new Counter({ name: 'gateway_rate_limited_total', help: 'Requests answered 429.', labelNames: ['scope'] as const, registers: [registry] });
@@ -150,6 +159,7 @@ export function createMetrics(): GatewayMetrics {
     storeObserver: (backend) => (operation, seconds, ok) => store.observe({ backend, operation, outcome: ok ? 'ok' : 'error' }, seconds),
     redisObserver: (component) => (operation, seconds, ok) => redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
     mongoCommand: (command) => mongoCommands.inc({ command }),
+    stateRepaired: (aggregateType) => repaired.inc({ aggregate_type: aggregateType }),
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),

@@ -40,6 +40,8 @@ interface Pending {
   snapshot: Snapshot<unknown>;
   resolve: () => void;
   reject: (e: unknown) => void;
+  /** Settles (never rejects) once the append is on disk and committed, or has failed. */
+  settled: Promise<void>;
 }
 
 const aggregateTypes = new Set<string>(['instance', 'org', 'user', 'idp', 'project']);
@@ -105,7 +107,8 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
   // Only the reduced snapshots stay in memory; the events are on disk (events() reads them back).
   const snapshots = new Map<string, Snapshot<unknown>>();
   const constraints = new Map<string, Holder>();
-  // Accepted but not yet on disk: consulted by the checks, invisible to readers.
+  // Accepted but not yet on disk: consulted by the checks, invisible to load and
+  // loadMany; catchUp waits for it (see there).
   const pending = new Map<string, Pending>();
   const pendingClaims = new Map<string, Pending>();
   let queue: Pending[] = [];
@@ -218,7 +221,13 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     },
 
     // Memory holds every committed event folded in: never behind, nothing to fold.
+    // But the append check also sees appends still waiting for their disk sync, so a
+    // ConcurrencyError can name a winner not committed yet: catchUp waits for the
+    // append pending at the time of the call (on disk or failed), so that a caller
+    // retrying after the error sees the winner (as on MongoDB, where the winner's
+    // event is readable once it conflicts).
     catchUp: async <S>(type: AggregateType, id: string, known: Snapshot<S> | null) => {
+      await pending.get(keyOf(type, id))?.settled;
       const snapshot = (snapshotOf(type, id) as Snapshot<S> | undefined) ?? null;
       return snapshot && snapshot.sequence >= (known?.sequence ?? 0) ? snapshot : known;
     },
@@ -263,13 +272,16 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       const snapshot = reduceEvents(reducers[aggregateType], tip, [stored])!;
 
       stats.appends++;
-      await new Promise<void>((resolve, reject) => {
-        const item: Pending = { event: stored, line, snapshot, resolve, reject };
-        pending.set(key, item);
-        for (const claim of claims) pendingClaims.set(claim, item);
-        queue.push(item);
-        flushing ??= flush();
+      let item!: Pending;
+      const done = new Promise<void>((resolve, reject) => {
+        item = { event: stored, line, snapshot, resolve, reject, settled: Promise.resolve() };
       });
+      item.settled = done.catch(() => {});
+      pending.set(key, item);
+      for (const claim of claims) pendingClaims.set(claim, item);
+      queue.push(item);
+      flushing ??= flush();
+      await done;
       return { event: stored, snapshot: snapshot as Snapshot<S> };
     },
 

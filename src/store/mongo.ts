@@ -8,7 +8,20 @@
 //   append      1 insert into events + 1 update of the state document, after
 //               1 insert per claim (in parallel); no read when given its base
 //   catchUp     1 find of the events after the known sequence (+1 write-back)
-// Every command is reported to onCommand listeners (metrics, tests).
+// Every command of these calls is reported to onCommand listeners (metrics, tests).
+//
+// Beside them, off the request path, a repair loop in every gateway bounds how long
+// a state document stays behind its events after a crash between the two writes
+// (see port.ts): every `repair.intervalMs` it reads the events created since its
+// watermark (minus an overlap for clocks that differ between gateways; an index
+// range query on createdAt), reads the state documents of their aggregates (one
+// $in find per aggregate type, sequences only), and catches up each one behind an
+// event older than `repair.graceMs` (younger ones are left to their writer). At
+// start it first sweeps `repair.startupWindowMs`. At most `repair.batchSize` events
+// per pass; the rest on the next; a slow pass spaces the next one out. Its commands
+// are not reported to onCommand listeners (they are not requests): `repairStats`
+// counts its work.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
   MongoClient,
@@ -21,6 +34,7 @@ import {
   MongoTopologyClosedError,
   type Collection,
   type Db,
+  type Filter,
   type ObjectId,
 } from 'mongodb';
 import {
@@ -45,8 +59,40 @@ export interface MongoStoreOptions {
   claimGraceMs?: number;
   /** How long an operation waits for a reachable server before UnavailableError. */
   serverSelectionTimeoutMS?: number;
-  /** Called for every command this store sends (the driver's command monitoring), e.g. for metrics. */
+  /** Called for every command this store's calls send (the driver's command monitoring), e.g. for metrics. */
   onCommand?: MongoCommandListener;
+  /** The background repair of state documents left behind their events; false: none (tools, tests). */
+  repair?: RepairOptions | false;
+}
+
+/** The repair loop (see the top of this file and port.ts). Every field has a default. */
+export interface RepairOptions {
+  /** Between the end of one pass and the start of the next; default 1000 ms. */
+  intervalMs?: number;
+  /** An event younger than this is left to its writer (between its two writes); default 2000 ms. */
+  graceMs?: number;
+  /** Each sweep starts this long before where the last one ended, for clocks that differ between gateways; default 10 s. */
+  overlapMs?: number;
+  /** How far back the first sweep after start looks (a crash of every gateway); default 1 h. */
+  startupWindowMs?: number;
+  /** At most this many events read per pass; a longer sweep continues on the next; default 1000. */
+  batchSize?: number;
+  /** Called for each state document the loop caught up (metrics). */
+  onRepaired?: (type: AggregateType, id: string) => void;
+}
+
+/** What the repair loop did since start. */
+export interface RepairStats {
+  /** Passes that ran to their end. */
+  passes: number;
+  /** Events read (sequences only). */
+  eventsRead: number;
+  /** State documents found behind their events and caught up. */
+  repaired: number;
+  /** Passes or repairs that failed (logged at most once per 10 s; retried). */
+  errors: number;
+  /** Sweeps completed; the first is the startup window. */
+  sweeps: number;
 }
 
 /** One command as the driver's command monitoring reports it: names only, never a payload. */
@@ -62,8 +108,10 @@ export interface MongoCommandEvent {
 export type MongoCommandListener = (event: MongoCommandEvent) => void;
 
 export interface MongoEventStore extends EventStore {
-  /** Calls listener for every command sent from now on; returns the function that stops it. */
+  /** Calls listener for every command the store's calls send from now on; returns the function that stops it. */
   onCommand(listener: MongoCommandListener): () => void;
+  /** The repair loop's counters (all 0 when it is off). */
+  readonly repairStats: Readonly<RepairStats>;
 }
 
 export const stateCollections: Record<AggregateType, string> = {
@@ -128,7 +176,17 @@ function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
 export async function createMongoStore(options: MongoStoreOptions): Promise<MongoEventStore> {
   const grace = options.claimGraceMs ?? 30_000;
   const listeners = new Set<MongoCommandListener>(options.onCommand ? [options.onCommand] : []);
+  // The repair loop runs inside this context; its commands are not reported. A reply
+  // is paired with its command by requestId, whatever context it arrives in.
+  const background = new AsyncLocalStorage<true>();
+  const unreported = new Set<number>();
   const emit = (event: MongoCommandEvent) => {
+    if (event.phase === 'started' && background.getStore()) {
+      if (unreported.size > 10_000) unreported.clear(); // replies that never came (a dropped connection)
+      unreported.add(event.requestId);
+    }
+    const hidden = event.phase === 'started' ? unreported.has(event.requestId) : unreported.delete(event.requestId);
+    if (hidden) return;
     for (const listener of listeners) listener(event);
   };
   let client: MongoClient | undefined;
@@ -185,35 +243,50 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     }
   }
 
-  /** Conditional on sequence: an older writer never overwrites a newer document. */
-  async function saveState(type: AggregateType, snap: Snapshot<unknown>): Promise<void> {
+  /**
+   * Conditional on sequence: an older writer never overwrites a newer document.
+   * True when this call wrote it; false when one at this sequence or newer was there.
+   */
+  async function saveState(type: AggregateType, snap: Snapshot<unknown>): Promise<boolean> {
     const { id, ...fields } = snap;
     // A duplicate key means a document with a sequence >= ours exists, or a racing
     // upsert inserted first; the second attempt settles which.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        await states(type).updateOne({ _id: id, sequence: { $lt: snap.sequence } }, { $set: fields }, { upsert: true });
-        return;
+        const result = await states(type).updateOne({ _id: id, sequence: { $lt: snap.sequence } }, { $set: fields }, { upsert: true });
+        return result.modifiedCount + result.upsertedCount > 0;
       } catch (e) {
         if (!isDuplicate(e)) throw e;
       }
     }
+    return false;
   }
+
+  const saveOrWarn = (type: AggregateType, snap: Snapshot<unknown>) =>
+    saveState(type, snap).catch((e: unknown) => {
+      warnNotSaved(type, snap.id, e);
+      return false;
+    });
 
   /**
    * Folds the events after `known` into it (known null: from the first event) and
    * writes the state document back when there were any. One find on the hot path's
    * miss only: after a ConcurrencyError, or for an append given no base.
    */
-  async function catchUpFrom<S>(type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null> {
+  async function catchUpFrom<S>(
+    type: AggregateType,
+    id: string,
+    known: Snapshot<S> | null,
+    // The events are the truth: a failed write-back is retried by the next catch-up.
+    save: (type: AggregateType, snap: Snapshot<S>) => Promise<boolean> = saveOrWarn,
+  ): Promise<Snapshot<S> | null> {
     const behind = await events
       .find({ aggregateType: type, aggregateId: id, sequence: { $gt: known?.sequence ?? 0 } })
       .sort({ sequence: 1 })
       .toArray();
     if (behind.length === 0) return known;
     const snap = reduceEvents<S>(options.reducers[type], known, behind.map(toEvent));
-    // The events are the truth: a failed write-back is retried by the next catch-up.
-    if (snap) await saveState(type, snap).catch((e: unknown) => warnNotSaved(type, id, e));
+    if (snap) await save(type, snap);
     return snap;
   }
 
@@ -242,6 +315,162 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     }, 250 * 2 ** attempt);
     timer.unref();
     repairs.add(timer);
+  }
+
+  // The repair loop (the top of this file; port.ts): a state document left behind
+  // its events by a crash is caught up within about graceMs + intervalMs, with no
+  // read added to any request.
+  const loop = options.repair === false ? undefined : (options.repair ?? {});
+  const interval = loop?.intervalMs ?? 1000;
+  const repairGrace = loop?.graceMs ?? 2000;
+  const overlap = loop?.overlapMs ?? 10_000;
+  const startupWindow = loop?.startupWindowMs ?? 3_600_000;
+  const batchSize = Math.max(1, Math.floor(loop?.batchSize ?? 1000));
+  const repairStats: RepairStats = { passes: 0, eventsRead: 0, repaired: 0, errors: 0, sweeps: 0 };
+  interface Newest {
+    type: AggregateType;
+    id: string;
+    sequence: number;
+    createdAt: Date;
+  }
+  /** The sweep under way: the events created in [from, to], read in (createdAt, _id) order, after `after`. */
+  let sweep: { from: Date; to: Date; after?: { createdAt: Date; _id: ObjectId } } | undefined;
+  let lastSweepEnd: Date | undefined;
+  // Aggregates whose state document was seen at or past a sequence, kept for the
+  // events the next sweep reads again (its overlap), so that it reads no state
+  // document twice for them: this sweep's and the last one's.
+  let seenNow = new Map<string, number>();
+  let seenBefore = new Map<string, number>();
+  let createdAtIndex: Promise<void> | undefined;
+
+  let lastRepairLog = 0;
+  let unlogged = 0;
+  function repairFailed(e: unknown, what = 'pass'): void {
+    repairStats.errors++;
+    if (closed) return;
+    const now = Date.now();
+    if (now - lastRepairLog < 10_000) {
+      unlogged++;
+      return;
+    }
+    const more = unlogged > 0 ? ` (${unlogged} more failures since the last report)` : '';
+    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    console.warn(`mongo store: state repair ${what} failed${more}; retried:`, e instanceof Error ? `${e.message}${cause}` : e);
+    [lastRepairLog, unlogged] = [now, 0];
+  }
+
+  /**
+   * Catches one state document up from its events. A document that caught up
+   * meanwhile (its writer, another gateway) is left as it is: the write is
+   * conditional on the sequence. Unavailable: thrown, so the pass reads its batch
+   * again; any other failure (a reducer refusing an event): logged, and the next
+   * write to the aggregate meets it.
+   */
+  async function repairOne(type: AggregateType, id: string): Promise<boolean> {
+    try {
+      const known = await loadOne(type, id);
+      let wrote = false;
+      await catchUpFrom(type, id, known, async (t, snap) => (wrote = await saveState(t, snap)));
+      if (wrote) {
+        repairStats.repaired++;
+        try {
+          loop?.onRepaired?.(type, id);
+        } catch {
+          // a metric's problem is not the repair's
+        }
+      }
+      return true;
+    } catch (e) {
+      if (isUnavailable(e)) throw e;
+      repairFailed(e, `of ${type} ${id}`);
+      return false;
+    }
+  }
+
+  async function repairPass(): Promise<void> {
+    // Lets the events be read by creation time on MongoDB (built in the background,
+    // not awaited by connect: a large collection takes a while).
+    createdAtIndex ??= events.createIndex({ createdAt: 1, _id: 1 }, { name: 'created_at' }).then(
+      () => {},
+      (e: unknown) => {
+        createdAtIndex = undefined;
+        throw e;
+      },
+    );
+    await createdAtIndex;
+    if (!sweep) {
+      const now = Date.now();
+      const from = lastSweepEnd ? lastSweepEnd.getTime() - overlap : now - startupWindow;
+      sweep = { from: new Date(from), to: new Date(Math.max(from, now - repairGrace)) };
+    }
+    const { from, to, after } = sweep;
+    // One index range on createdAt; (createdAt, _id) after the last event read goes on from it.
+    const filter: Filter<EventDoc> = after
+      ? { createdAt: { $gte: after.createdAt, $lte: to }, $or: [{ createdAt: { $gt: after.createdAt } }, { _id: { $gt: after._id } }] }
+      : { createdAt: { $gte: from, $lte: to } };
+    const batch = await events
+      .find(filter, { projection: { aggregateType: 1, aggregateId: 1, sequence: 1, createdAt: 1 } })
+      .sort({ createdAt: 1, _id: 1 })
+      .limit(batchSize)
+      .toArray();
+    repairStats.eventsRead += batch.length;
+
+    const newest = new Map<string, Newest>();
+    for (const { aggregateType: type, aggregateId: id, sequence, createdAt } of batch) {
+      if (!Object.hasOwn(stateCollections, type) || typeof id !== 'string' || typeof sequence !== 'number') continue;
+      const key = `${type}\u0000${id}`;
+      if ((newest.get(key)?.sequence ?? 0) < sequence) newest.set(key, { type, id, sequence, createdAt });
+    }
+    const keepFrom = to.getTime() - overlap; // what the next sweep reads again
+    const seen = (key: string, n: Newest) => {
+      if (n.createdAt.getTime() >= keepFrom) seenNow.set(key, Math.max(seenNow.get(key) ?? 0, n.sequence));
+    };
+    const toCheck = new Map<AggregateType, Map<string, Newest>>();
+    for (const [key, n] of newest) {
+      if (Math.max(seenNow.get(key) ?? 0, seenBefore.get(key) ?? 0) >= n.sequence) seen(key, n);
+      else toCheck.set(n.type, (toCheck.get(n.type) ?? new Map<string, Newest>()).set(n.id, n));
+    }
+    for (const [type, group] of toCheck) {
+      const docs = await states(type)
+        .find({ _id: { $in: [...group.keys()] } }, { projection: { sequence: 1 } })
+        .toArray();
+      const stored = new Map(docs.map((d) => [d._id, d.sequence]));
+      for (const [id, n] of group) {
+        if (closed) return;
+        if ((stored.get(id) ?? 0) >= n.sequence || (await repairOne(type, id))) seen(`${type}\u0000${id}`, n);
+      }
+    }
+
+    if (batch.length < batchSize) {
+      [lastSweepEnd, sweep] = [to, undefined];
+      [seenBefore, seenNow] = [seenNow, new Map()];
+      repairStats.sweeps++;
+    } else {
+      const last = batch.at(-1)!;
+      sweep.after = { createdAt: last.createdAt, _id: last._id! };
+    }
+    repairStats.passes++;
+  }
+
+  // The next pass starts `interval` after the last one ended, or 4 times that pass's
+  // duration if longer: on a server that scans the whole events collection for it
+  // (FerretDB v1 pushes no filter down) the loop takes at most a fifth of the time.
+  let repairTimer: NodeJS.Timeout | undefined;
+  let repairing: Promise<void> | undefined;
+  function scheduleRepair(delay: number): void {
+    if (closed || !loop || interval <= 0) return;
+    repairTimer = setTimeout(() => {
+      repairTimer = undefined;
+      const started = Date.now();
+      repairing = background
+        .run(true, () => run(repairPass))
+        .catch((e: unknown) => repairFailed(e))
+        .finally(() => {
+          repairing = undefined;
+          scheduleRepair(Math.max(interval, 4 * (Date.now() - started)));
+        });
+    }, delay);
+    repairTimer.unref();
   }
 
   async function isConfirmed(claim: ConstraintDoc): Promise<boolean> {
@@ -309,6 +538,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       return () => void listeners.delete(listener);
     },
 
+    repairStats,
+
     load: (type, id) => run(() => loadOne(type, id)),
 
     loadMany: <S>(type: AggregateType, ids: readonly string[]) =>
@@ -372,6 +603,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         await saveState(aggregateType, snapshot).catch((e: unknown) => {
           warnNotSaved(aggregateType, aggregateId, e);
           repairLater(aggregateType, aggregateId, current);
+          return false;
         });
         return { event: stored, snapshot };
       }),
@@ -398,6 +630,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       closed = true;
       for (const timer of repairs) clearTimeout(timer);
       repairs.clear();
+      clearTimeout(repairTimer);
+      await repairing; // stops between two repairs; never rejects
       await connected?.catch(() => {});
       await client?.close();
     },
@@ -409,5 +643,6 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     if (!(e instanceof UnavailableError)) throw e;
     console.warn('mongo store: server unreachable at start; operations fail until it answers');
   }
+  scheduleRepair(0); // the startup sweep, then every interval
   return store;
 }

@@ -12,8 +12,26 @@
 //   4. Only then catchUp: the events after the known sequence folded in (the state
 //      document written back), and the command decides and appends again.
 // So no write is lost and nothing is read twice on the hot path. Reads serve the
-// state document as it is: after such a crash a read can show the state before the
-// last event until the next write to that aggregate (or a catchUp) repairs it.
+// state document as it is, never looking at the events.
+//
+// How long a state document can stay behind its events (reads, and permission
+// checks: org and instance documents hold the roles):
+//   - A failed state write in a process that lives on: repaired in the background
+//     by that process (MongoDB: retried with backoff, from 0.5 s).
+//   - A crash between the event and its state write (MongoDB): the repair loop in
+//     every gateway (src/store/mongo.ts) reads the events created since its last
+//     sweep (minus an overlap for clocks that differ between gateways) and catches
+//     up each state document behind an event older than a grace period (2 s, so a
+//     writer between its two writes is left alone; catching up is conditional on
+//     the sequence and idempotent, so a race is harmless). Bound: about grace +
+//     interval (2 s + 1 s) while any gateway runs; longer when more events arrive
+//     than a pass reads (a batch), or when a pass itself is slow (the next waits 4
+//     times as long). A gateway starting sweeps the last hour first, for a crash of
+//     every gateway; an event older than that (or written by a clock further behind
+//     than the overlap, 10 s) waits for the next write to its aggregate (step 3).
+//   - The embedded store is one process and replays its log at start: never behind.
+//     Its append check also sees appends waiting for their disk sync; catchUp waits
+//     for such an append, so a loser of a race sees the winner after its error.
 
 export type AggregateType = 'instance' | 'org' | 'user' | 'idp' | 'project';
 
@@ -82,7 +100,8 @@ export interface EventStore {
   /**
    * The aggregate's state document as stored (one read); null when there is none.
    * After a crash between an append and its state write it may be behind its
-   * events: an append on it then fails with ConcurrencyError, and catchUp repairs it.
+   * events (for a bounded time: see the top of this file): an append on it then
+   * fails with ConcurrencyError, and catchUp repairs it.
    */
   load<S>(type: AggregateType, id: string): Promise<Snapshot<S> | null>;
   /** Load several aggregates of one type in one read (missing ones are absent from the map). */
@@ -90,7 +109,8 @@ export interface EventStore {
   /**
    * The aggregate with every event after `known` folded in (known null: from its
    * first event), the state document written back when it was behind; null when
-   * the aggregate has no events. For the retry after a ConcurrencyError.
+   * the aggregate has no events. For the retry after a ConcurrencyError: it shows
+   * at least the event that caused the error (embedded: once it is on disk).
    */
   catchUp<S>(type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null>;
   /**
