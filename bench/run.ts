@@ -4,15 +4,32 @@
 // same connections, warm-up and duration, one stream at a time per connection.
 // Gateway scenarios run on the embedded stores and on MongoDB-wire + Redis (FerretDB and
 // redis-server started like the tests do, unless MONGODB_URL / REDIS_URL are set).
-// Prints one markdown table and writes bench/results/latest.json.
+//
+// Three tables:
+//   1. Throughput on the embedded stores, beside raw-http and yoga-ping (req/s, ratios, peak RSS).
+//   2. The MongoDB path, one request at a time (bench/round-trips.ts): per operation, the
+//      MongoDB and Redis commands and the sequential round trips per request, counted by a
+//      TCP proxy in front of each server (bench/delay-proxy.ts), the gateway's own CPU per
+//      request, and p50 latency with 1 ms added to every server→client round trip, beside the
+//      same without the delay and on the embedded stores. Against MONGODB_URL / REDIS_URL
+//      when they are set (a real MongoDB), else against the FerretDB and redis-server started here.
+//   3. The throughput scenarios on MongoDB-wire + Redis, as an error check only: FerretDB v1
+//      serves no find from an index (its issues #4646, #4209), so its req/s says nothing about
+//      MongoDB; the requests must all succeed and every write must land.
+// Prints the tables and writes bench/results/latest.json.
 //
 //   npm run bench                       10 s per scenario, 10 connections
 //   npm run bench:smoke                 2 s per scenario, 4 connections; fails on any error
 //   npm run bench -- --only updateHumanProfile/embedded,yoga-ping --cpu-prof
+//   npm run bench -- --only rt          the round-trip table only (rt:OPERATION/STORE selects less)
 //
 // Options: --smoke, --duration S, --warmup S, --connections N, --only a,b (substrings of
-// "scenario/store"), --cpu-prof (profile the server children, print their hottest frames),
-// --out FILE (default bench/results/latest.json; the smoke run writes nothing unless given).
+// "scenario/store" for the throughput runs; items starting with "rt" are substrings of
+// "rt:operation/store" for the round-trip table), --sequential N (requests per delay setting
+// and operation in the round-trip table; default 40, smoke 8), --sequential-warmup N (before
+// them; default 60, smoke 10), --cpu-prof (profile the
+// server children, print their hottest frames), --out FILE (default
+// bench/results/latest.json; the smoke run writes nothing unless given).
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -24,8 +41,10 @@ import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { startServers, type ServerChoice } from '../test/support/servers-start.ts';
 import { formatSummary, summarize, type ProfileSummary } from './cpuprofile-top.ts';
+import { proxiedMongoUrl, proxiedRedisUrl, RoundTrips, startDelayProxy, type DelayProxy, type Protocol, type Window } from './delay-proxy.ts';
 import { h2Load, type H2LoadResult } from './h2-load.ts';
-import { meLoad, scenarios, type Load, type Scenario, type ServerKind, type Target } from './scenarios.ts';
+import { isFailure, round, selfCheck, sequentialClient, type SelfCheck } from './round-trips.ts';
+import { meLoad, scenarios, sequentialOps, type Load, type Scenario, type SequentialOp, type ServerKind, type Target } from './scenarios.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The servers run compiled (npm run build), as in production: no TypeScript loader in the measured process.
@@ -53,6 +72,14 @@ function parseArgs(argv: string[]) {
     connections: num('connections', smoke ? 4 : 10),
     only: typeof flags.get('only') === 'string' ? (flags.get('only') as string).split(',').filter(Boolean) : [],
     cpuProf: flags.has('cpu-prof'),
+    /** Requests per delay setting and operation in the round-trip table, after a quarter as many (at least 5) to warm up. */
+    sequential: num('sequential', smoke ? 8 : 40),
+    /** Requests before those, to warm the gateway's code up (V8 compiles what runs often). */
+    sequentialWarmup: num('sequential-warmup', smoke ? 10 : 60),
+    /** Added to each server→client chunk of MongoDB and Redis in the round-trip table. */
+    delayMs: 1,
+    /** The larger delay of the check of the counted round trips against the added latency. */
+    checkDelayMs: 20,
     out: typeof out === 'string' ? path.resolve(out) : smoke ? undefined : path.join(root, 'bench/results/latest.json'),
     /** Rate of the `me` probe in the latency-under-load check. */
     probeRate: 20,
@@ -77,6 +104,8 @@ interface Child {
 /** What the child reports on SIGUSR2: figures since the previous mark. */
 interface Mark {
   mark: number;
+  /** The child's CPU time so far (user + system), µs. */
+  cpuUs: number;
   eventLoopDelayMs: { p50: number; p99: number; max: number };
   memoryMb: { rss: number; heapTotal: number; heapUsed: number; external: number; arrayBuffers: number };
   /** Embedded store only: appends and disk syncs (group commit makes syncs < appends). */
@@ -181,17 +210,6 @@ function rssSampler(pid: number) {
     },
     stop: () => clearInterval(timer),
   };
-}
-
-/** CPU time (user + system) a process has used so far, in ms; Linux only. */
-function cpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
-  } catch {
-    return undefined;
-  }
 }
 
 // ---------------------------------------------------------------- load
@@ -343,13 +361,12 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
     }
     const load = await scenario.load(child.target, opts.connections);
     log(`${label}: measuring ${opts.duration} s, ${opts.connections} connections`);
-    const cpuBefore = cpuMs(pid);
-    measureFrom = (await mark(child)).mark;
+    const before = await mark(child);
+    measureFrom = before.mark;
     const m = await drive(url, load, opts.connections, opts.duration);
     const during = await mark(child);
     measureTo = during.mark;
     measured = m.requests;
-    const cpuAfter = cpuMs(pid);
     const check = load.after ? await load.after() : undefined;
     row = {
       scenario: scenario.name,
@@ -358,7 +375,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
       ...(scenario.versus ? { versus: scenario.versus } : {}),
       ...m,
       peakRssMb: 0,
-      cpuMsPerRequest: cpuBefore !== undefined && cpuAfter !== undefined && m.requests ? Math.round(((cpuAfter - cpuBefore) / m.requests) * 1000) / 1000 : undefined,
+      cpuMsPerRequest: m.requests ? round((during.cpuUs - before.cpuUs) / 1000 / m.requests, 3) : undefined,
       check,
       eventLoopDelayMs: during.eventLoopDelayMs,
       memoryMb: during.memoryMb,
@@ -417,6 +434,342 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
   return { row, latency };
 }
 
+// ---------------------------------------------------------------- one request at a time
+
+/** min, median and max of a per-request count. */
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
+}
+
+interface RoundTripRow {
+  operation: string;
+  store: StoreKind;
+  what: string;
+  /** Measured requests (both delay settings on MongoDB). */
+  requests: number;
+  failures: number;
+  sample?: string;
+  /** The gateway process's CPU time (user + system, all threads) per measured request, less its idle CPU over the same time. */
+  cpuMsPerRequest: number;
+  /** The same before taking off the idle CPU. */
+  grossCpuMsPerRequest: number;
+  /** The gateway's CPU while idle (after the warm-up), ms per second. */
+  idleCpuMsPerSecond: number;
+  p50Ms: number;
+  /** MongoDB path: with the delay on every server→client chunk, on every other request. */
+  delayed?: { p50Ms: number; meanHeldMs: number };
+  /** MongoDB path, counted by the proxies per request. */
+  counts?: {
+    /** Median per request (a window now and then also holds commands of the gateway's background work). */
+    mongodb: number;
+    redis: number;
+    /** Mean per request. */
+    meanMongodb: number;
+    meanRedis: number;
+    /** Commands the idle gateway sent on its own, per second, by name (the state repair loop). */
+    backgroundPerSecond: Record<Protocol, Record<string, number>>;
+    /** Of a request with the median counts, by command name. */
+    mongodbByName: Record<string, number>;
+    redisByName: Record<string, number>;
+    roundTrips: Spread;
+    mongodbRoundTrips: Spread;
+    redisRoundTrips: Spread;
+    /** Median of (latency with checkDelayMs - latency without) over pairs of requests, over the mean hold: the round trips the latency says. */
+    roundTripsFromLatency: number;
+    checkHeldMs: number;
+    /** Connection set-up commands during the measurement (a new pooled connection), total. */
+    setupCommands: number;
+    /** Work commands sent while no request was open (after an answer, or in the background), total. */
+    outsideCommands: number;
+    /** Each measured request: "delayed (0/1) round-trips MongoDB-round-trips MongoDB-commands Redis-commands". */
+    perRequest: string[];
+    /** Up to three delayed requests whose round trips differ from the median: their commands in order, with depths. */
+    unusual: string[][];
+  };
+  peakRssMb?: number;
+  /** With --cpu-prof: the gateway's main thread during the measured requests. */
+  profile?: ProfileSummary & { busyMsPerRequest: number };
+}
+
+const median = (xs: number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  if (!a.length) return 0;
+  const mid = a.length >> 1;
+  return a.length % 2 ? a[mid]! : (a[mid - 1]! + a[mid]!) / 2;
+};
+const spread = (xs: number[]): Spread => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs) });
+const sumCounts = (into: Record<string, number>, add: Record<string, number>) => {
+  for (const [k, v] of Object.entries(add)) into[k] = (into[k] ?? 0) + v;
+};
+const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+
+interface RoundTripRun {
+  rows: RoundTripRow[];
+  selfCheck?: SelfCheck;
+  /** The MongoDB-wire server answering (buildInfo), on the MongoDB path. */
+  server?: string;
+}
+
+/**
+ * Per store, each operation in a gateway child of its own (and, on MongoDB, a database of its
+ * own, as FerretDB slows down with every document it scans): its idle CPU, a warm-up, then
+ * 2 × opts.sequential requests one at a time (on MongoDB, the delay on every other one), then
+ * the latency check. Delivery worker off (RUN_WORKER=false, as with `npm run worker` beside the
+ * gateways) so no background Redis polling mixes into the counts; the per-caller and per-IP
+ * limits on, but too high to refuse, so their Redis call is counted as in production.
+ */
+async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { redis?: ServerChoice; mongo?: ServerChoice }, index: number): Promise<RoundTripRun> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-rt-'));
+  const dbNames: string[] = [];
+  const dbName = `bench_${RUN}_rt${index}`;
+  dbNames.push(dbName);
+  const env: Record<string, string> = {
+    NODE_ENV: process.env.NODE_ENV ?? 'production',
+    DATA_DIR: path.join(dataDir, 'data'),
+    BCRYPT_COST: String(bcryptCost),
+    RUN_WORKER: 'false',
+    RATE_LIMIT_PER_CALLER_PER_MINUTE: '1000000',
+    RATE_LIMIT_PER_IP_PER_MINUTE: '1000000',
+  };
+  const run: RoundTripRun = { rows: [] };
+  let tracker: RoundTrips | undefined;
+  const proxies: DelayProxy[] = [];
+  let mongoUrl: string | undefined;
+  try {
+    if (store === 'embedded') Object.assign(env, { MONGODB_URL: '', REDIS_URL: '' });
+    else {
+      const mongo = proxiedMongoUrl(servers.mongo!.url);
+      const redis = proxiedRedisUrl(servers.redis!.url);
+      tracker = new RoundTrips();
+      const mp = await startDelayProxy({ protocol: 'mongodb', upstream: mongo.upstream, roundTrips: tracker });
+      const rp = await startDelayProxy({ protocol: 'redis', upstream: redis.upstream, roundTrips: tracker });
+      proxies.push(mp, rp);
+      mongoUrl = mongo.through(mp.port);
+      Object.assign(env, { MONGODB_URL: mongoUrl, REDIS_URL: redis.through(rp.port) });
+      log(`round trips/${store}: proxies on 127.0.0.1:${mp.port} (MongoDB) and :${rp.port} (Redis); checking their counting`);
+      run.selfCheck = await selfCheck(tracker, mongoUrl, dbName, redis.through(rp.port), proxies, { delayMs: opts.delayMs, checkDelayMs: opts.checkDelayMs });
+      for (const c of run.selfCheck.cases) {
+        if (!c.ok) log(`!!! round-trip self-check "${c.name}": expected ${JSON.stringify(c.expected)}, counted ${JSON.stringify(c.counted)}, driver saw ${JSON.stringify(c.driver)}`);
+      }
+      const d = run.selfCheck.delayed;
+      log(`round trips/${store}: self-check ${run.selfCheck.ok ? 'passed' : 'FAILED'}` + (d ? `; two round trips with the delay: +${d.addedMs} ms at ${d.heldMs} ms held = ${d.roundTrips}` : ''));
+      const probe = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5000 });
+      try {
+        const info = await probe.db('admin').command({ buildInfo: 1 });
+        run.server = info.ferretdbVersion ? `FerretDB ${info.ferretdbVersion} (MongoDB ${info.version} wire)` : `MongoDB ${info.version}`;
+      } catch {
+        run.server = 'unknown';
+      } finally {
+        await probe.close();
+      }
+    }
+
+    for (const [opIndex, op] of ops.entries()) {
+      const opDb = `${dbName}_${opIndex}`;
+      dbNames.push(opDb);
+      const opEnv = { ...env, ...(store === 'embedded' ? { DATA_DIR: path.join(dataDir, `data-${opIndex}`) } : { MONGODB_DB: opDb }) };
+      log(`round trips/${op.name}/${store}: starting the gateway server`);
+      const profDir = path.join(dataDir, `cpuprofile-${opIndex}`);
+      if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
+      const child = await startChild('gateway', opEnv, opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+      let window: { fromUs?: number; toUs?: number } = {};
+      const rss = rssSampler(child.proc.pid!);
+      const client = sequentialClient(new URL(child.target.url).origin);
+      try {
+        const next = await op.prepare(child.target);
+        let i = 0;
+        // One request at a time with the proxies' delay set to delayMs (0 on the embedded stores).
+        const one = async (delayMs: number) => {
+          for (const p of proxies) p.setDelay(delayMs);
+          tracker?.begin();
+          const r = await client.send(next(i++));
+          let window: Window | undefined;
+          let held = { chunks: 0, meanMs: 0 };
+          if (tracker) {
+            await new Promise((resolve) => setImmediate(resolve)); // anything sent right after the answer
+            await tracker.idle();
+            window = tracker.end();
+            held = proxies.map((p) => p.takeHeldMs()).reduce((a, b) => ({ chunks: a.chunks + b.chunks, meanMs: (a.meanMs * a.chunks + b.meanMs * b.chunks) / (a.chunks + b.chunks || 1) }));
+          }
+          return { ...r, window, held };
+        };
+        const warm = opts.sequentialWarmup;
+        for (let w = 0; w < warm; w++) {
+          const r = await one(0);
+          if (isFailure(r)) throw new Error(`round trips/${op.name}/${store}: warm-up answered ${r.status} ${r.body.slice(0, 300)}`);
+        }
+        // What the gateway costs doing nothing (timers, the driver's monitoring), taken off the per-request CPU.
+        const background = tracker ? structuredClone(tracker.outside) : undefined;
+        const idleFrom = await mark(child);
+        await new Promise((resolve) => setTimeout(resolve, opts.smoke ? 500 : 2000));
+        const idleTo = await mark(child);
+        const idleSeconds = (idleTo.mark - idleFrom.mark) / 1e6;
+        const idleCpuMsPerSecond = (idleTo.cpuUs - idleFrom.cpuUs) / 1000 / idleSeconds;
+        // Commands the gateway sends on its own while idle (the state repair loop), per second.
+        const backgroundPerSecond = { mongodb: {} as Record<string, number>, redis: {} as Record<string, number> };
+        if (tracker && background) {
+          for (const proto of ['mongodb', 'redis'] as const) {
+            for (const [k, v] of Object.entries(tracker.outside[proto])) {
+              const d = v - (background[proto][k] ?? 0);
+              if (d) backgroundPerSecond[proto][k] = round(d / idleSeconds, 2);
+            }
+          }
+        }
+        const n = opts.sequential * 2;
+        const times = { plain: [] as number[], delayed: [] as number[] };
+        const held = { sum: 0, chunks: 0 };
+        const windows: { delayed: boolean; w: Window }[] = [];
+        const outsideBefore = tracker ? total(tracker.outside.mongodb) + total(tracker.outside.redis) : 0;
+        let failures = 0;
+        let sample: string | undefined;
+        const failure = (r: { status: number; body: string }) => {
+          if (!isFailure(r)) return;
+          failures++;
+          sample ??= `${r.status} ${r.body.slice(0, 300)}`;
+        };
+        log(`round trips/${op.name}/${store}: ${n} requests one at a time after ${warm} to warm up${tracker ? `, ${opts.delayMs} ms delay on every other one` : ''}`);
+        const before = await mark(child);
+        for (let k = 0; k < n; k++) {
+          const delayed = !!tracker && k % 2 === 1;
+          const r = await one(delayed ? opts.delayMs : 0);
+          if (r.window) windows.push({ delayed, w: r.window });
+          if (delayed) {
+            held.sum += r.held.meanMs * r.held.chunks;
+            held.chunks += r.held.chunks;
+          }
+          (delayed ? times.delayed : times.plain).push(r.ms);
+          failure(r);
+        }
+        const after = await mark(child);
+        window = { fromUs: before.mark, toUs: after.mark };
+        // The check of the counted round trips: pairs without and with a delay large enough
+        // to stand out of the server's own jitter; the added latency over the mean hold.
+        const check = { diffs: [] as number[], held: { sum: 0, chunks: 0 } };
+        if (tracker) {
+          const pairs = Math.max(5, Math.round(opts.sequential / 4));
+          log(`round trips/${op.name}/${store}: check, ${pairs} pairs without and with ${opts.checkDelayMs} ms`);
+          for (let k = 0; k < pairs; k++) {
+            const a = await one(0);
+            const b = await one(opts.checkDelayMs);
+            failure(a);
+            failure(b);
+            check.diffs.push(b.ms - a.ms);
+            check.held.sum += b.held.meanMs * b.held.chunks;
+            check.held.chunks += b.held.chunks;
+          }
+        }
+        for (const p of proxies) p.setDelay(0);
+        const row: RoundTripRow = {
+          operation: op.name,
+          store,
+          what: op.what,
+          requests: n,
+          failures,
+          ...(sample ? { sample } : {}),
+          cpuMsPerRequest: round(((after.cpuUs - before.cpuUs) / 1000 - (idleCpuMsPerSecond * (after.mark - before.mark)) / 1e6) / n, 3),
+          grossCpuMsPerRequest: round((after.cpuUs - before.cpuUs) / 1000 / n, 3),
+          idleCpuMsPerSecond: round(idleCpuMsPerSecond, 2),
+          p50Ms: round(median(times.plain), 2),
+        };
+        if (tracker) {
+          const meanHeldMs = held.chunks ? held.sum / held.chunks : 0;
+          const checkHeldMs = check.held.chunks ? check.held.sum / check.held.chunks : 0;
+          row.delayed = { p50Ms: round(median(times.delayed), 2), meanHeldMs: round(meanHeldMs, 3) };
+          const mongodbByName: Record<string, number> = {};
+          const redisByName: Record<string, number> = {};
+          let setupCommands = 0;
+          for (const { w } of windows) {
+            sumCounts(mongodbByName, w.commands.mongodb);
+            sumCounts(redisByName, w.commands.redis);
+            setupCommands += total(w.setup.mongodb) + total(w.setup.redis);
+          }
+          const perRequest = (r: Record<string, number>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, round(v / n, 2)]));
+          // Round trips from the delayed requests only: without a delay, a reply on loopback can
+          // reach the gateway before it has sent a command it meant to send beside that one, and
+          // the command would look sequential. The delay is what makes a round trip cost something.
+          const delayedWindows = windows.filter((x) => x.delayed).map((x) => x.w);
+          row.counts = {
+            mongodb: median(windows.map((x) => total(x.w.commands.mongodb))),
+            redis: median(windows.map((x) => total(x.w.commands.redis))),
+            meanMongodb: round(total(mongodbByName) / n, 2),
+            meanRedis: round(total(redisByName) / n, 2),
+            ...(() => {
+              // By name: a request with the median counts (background work sometimes lands inside a window).
+              const mm = median(windows.map((x) => total(x.w.commands.mongodb)));
+              const mr = median(windows.map((x) => total(x.w.commands.redis)));
+              const typical = windows.find((x) => total(x.w.commands.mongodb) === mm && total(x.w.commands.redis) === mr)?.w;
+              return typical
+                ? { mongodbByName: typical.commands.mongodb, redisByName: typical.commands.redis }
+                : { mongodbByName: perRequest(mongodbByName), redisByName: perRequest(redisByName) };
+            })(),
+            backgroundPerSecond,
+            roundTrips: spread(delayedWindows.map((w) => w.roundTrips)),
+            mongodbRoundTrips: spread(delayedWindows.map((w) => w.roundTripsOf.mongodb)),
+            redisRoundTrips: spread(delayedWindows.map((w) => w.roundTripsOf.redis)),
+            roundTripsFromLatency: checkHeldMs ? round(median(check.diffs) / checkHeldMs, 1) : 0,
+            checkHeldMs: round(checkHeldMs, 2),
+            setupCommands,
+            outsideCommands: total(tracker.outside.mongodb) + total(tracker.outside.redis) - outsideBefore,
+            perRequest: windows.map(({ delayed, w }) => [delayed ? 1 : 0, w.roundTrips, w.roundTripsOf.mongodb, total(w.commands.mongodb), total(w.commands.redis)].join(' ')),
+            unusual: [],
+          };
+        }
+        if (row.counts) {
+          const usual = row.counts.roundTrips.median;
+          const typical = windows.find((x) => x.delayed && x.w.roundTrips === usual)?.w.trace;
+          row.counts.unusual = windows.filter((x) => x.delayed && x.w.roundTrips !== usual).slice(0, 3).map((x) => x.w.trace);
+          if (row.counts.unusual.length) log(`round trips/${op.name}/${store}: a usual request [${typical?.join(', ')}], an unusual one [${row.counts.unusual[0]!.join(', ')}]`);
+        }
+        if (failures) log(`round trips/${op.name}/${store}: ${failures} failed, e.g. ${sample}`);
+        const c = row.counts;
+        log(
+          `round trips/${op.name}/${store}: p50 ${row.p50Ms} ms` +
+            (row.delayed ? ` (${row.delayed.p50Ms} ms with the delay, ${row.delayed.meanHeldMs} ms held per chunk)` : '') +
+            `, gateway CPU ${row.cpuMsPerRequest} ms/req (${row.grossCpuMsPerRequest} before taking off ${row.idleCpuMsPerSecond} ms/s idle)` +
+            (c
+              ? `; per request MongoDB ${JSON.stringify(c.mongodbByName)}, Redis ${JSON.stringify(c.redisByName)}, round trips ${spreadText(c.roundTrips)}, ` +
+                `MongoDB alone ${spreadText(c.mongodbRoundTrips)}, from the latency ${c.roundTripsFromLatency} (${c.checkHeldMs} ms held); set-up commands ${c.setupCommands}, outside requests ${c.outsideCommands}`
+              : ''),
+        );
+        run.rows.push(row);
+      } finally {
+        const peak = rss.peakMb();
+        rss.stop();
+        const last = run.rows.at(-1);
+        if (last?.operation === op.name) last.peakRssMb = peak;
+        client.close();
+        await stopChild(child);
+      }
+      const last = run.rows.at(-1);
+      if (opts.cpuProf && last?.operation === op.name) {
+        const profiles = readdirSync(profDir)
+          .filter((f) => f.endsWith('.cpuprofile'))
+          .map((f, i) => {
+            const keep = path.join(os.tmpdir(), `bench-rt-${op.name}-${store.replace(/\W/g, '_')}-${RUN}-${i}.cpuprofile`);
+            writeFileSync(keep, readFileSync(path.join(profDir, f)));
+            return summarize(keep, 15, window);
+          })
+          .sort((a, b) => b.busyMs - a.busyMs);
+        if (profiles[0]) {
+          last.profile = { ...profiles[0], busyMsPerRequest: round(profiles[0].busyMs / last.requests, 3) };
+          log(`round trips/${op.name}/${store}: CPU profile of the measured requests, ${last.profile.busyMsPerRequest} ms busy per request\n${formatSummary(profiles[0])}`);
+        }
+      }
+    }
+  } finally {
+    await Promise.all(proxies.map((p) => p.close()));
+    if (store === 'mongodb+redis' && servers.mongo?.url) {
+      const client = new MongoClient(servers.mongo.url, { serverSelectionTimeoutMS: 5000 });
+      for (const db of dbNames) await client.db(db).dropDatabase().catch((e) => log(`could not drop ${db}: ${e}`));
+      await client.close();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return run;
+}
+
 // ---------------------------------------------------------------- report
 
 const fmt = (n: number | undefined, digits = 1) => (n === undefined ? '-' : n.toFixed(digits));
@@ -459,6 +812,90 @@ function table(rows: Row[]): string {
   return lines.join('\n');
 }
 
+/** The MongoDB-wire throughput runs as an error check: no req/s unless the server was given (MONGODB_URL). */
+function errorCheckTable(rows: Row[], withRps: boolean): string {
+  const head = ['scenario', 'store', 'requests', 'failures: non-2xx/conn/app', 'requests / store writes', ...(withRps ? ['req/s', 'p50 ms'] : [])];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
+  for (const r of rows) {
+    lines.push(
+      `| ${[
+        r.scenario,
+        r.store,
+        String(r.requests),
+        failuresOf(r),
+        r.check?.storeWrites !== undefined ? `${r.requests} / ${r.check.storeWrites}` : '-',
+        ...(withRps ? [fmt(r.rps, 0), fmt(r.p50, 0)] : []),
+      ].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const spreadText = (s: Spread | undefined) => (s === undefined ? '-' : s.min === s.max ? String(s.median) : `${s.median} (${s.min}–${s.max})`);
+const fmt2 = (n: number | undefined) => (n === undefined ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1));
+
+/** Per operation: the MongoDB path's counts, CPU and delayed latency beside the embedded store. */
+function roundTripTable(rows: RoundTripRow[], delayMs: number): string {
+  const head = [
+    'operation',
+    'MongoDB commands/req',
+    'Redis commands/req',
+    'round trips/req: MongoDB + Redis',
+    'MongoDB alone',
+    `round trips from +${opts.checkDelayMs} ms`,
+    'gateway CPU ms/req: MongoDB path',
+    'embedded',
+    `p50 ms: MongoDB, +${delayMs} ms/round trip`,
+    'MongoDB, no delay',
+    'embedded',
+    'failures: MongoDB / embedded',
+  ];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i < 1 ? '---' : '---:')).join('|')}|`];
+  const order = (op: string) => sequentialOps.findIndex((o) => o.name === op);
+  const ops = [...new Set(rows.map((r) => r.operation))].sort((a, b) => order(a) - order(b));
+  for (const op of ops) {
+    const m = rows.find((r) => r.operation === op && r.store === 'mongodb+redis');
+    const e = rows.find((r) => r.operation === op && r.store === 'embedded');
+    const c = m?.counts;
+    lines.push(
+      `| ${[
+        op,
+        c ? String(c.mongodb) : '-',
+        c ? String(c.redis) : '-',
+        c ? spreadText(c.roundTrips) : '-',
+        c ? spreadText(c.mongodbRoundTrips) : '-',
+        c ? fmt(c.roundTripsFromLatency, 1) : '-',
+        fmt(m?.cpuMsPerRequest, 2),
+        fmt(e?.cpuMsPerRequest, 2),
+        fmt2(m?.delayed?.p50Ms),
+        fmt2(m?.p50Ms),
+        fmt2(e?.p50Ms),
+        `${m ? m.failures : '-'} / ${e ? e.failures : '-'}`,
+      ].join(' | ')} |`,
+    );
+  }
+  const byName = rows
+    .filter((r) => r.counts)
+    .sort((a, b) => order(a.operation) - order(b.operation))
+    .map((r) => {
+      const names = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+      const c = r.counts!;
+      const bg = [...Object.entries(c.backgroundPerSecond.mongodb), ...Object.entries(c.backgroundPerSecond.redis)].map(([k, v]) => `${k} ${v}/s`).join(', ') || 'none';
+      return `- ${r.operation}: MongoDB ${names(c.mongodbByName)}; Redis ${names(c.redisByName)} (mean per request ${c.meanMongodb} + ${c.meanRedis}; the idle gateway on its own: ${bg})`;
+    });
+  if (byName.length) lines.push('', 'Commands of a request with the median counts, by name:', ...byName);
+  return lines.join('\n');
+}
+
+/** Which state of src/ was measured: the commit, and the files changed beside it. */
+function gitState(): { commit?: string; changedInSrc?: string[] } {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  if (head.status !== 0) return {};
+  const changed = git('status', '--porcelain', '--', 'src').stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
+  return { commit: head.stdout.trim(), changedInSrc: changed };
+}
+
 function machine() {
   const cpus = os.cpus();
   return {
@@ -478,10 +915,14 @@ async function main(): Promise<number> {
   for (const store of ['embedded', 'mongodb+redis'] as const) {
     for (const scenario of scenarios) if (scenario.server === 'gateway') plans.push({ scenario, store });
   }
+  const rtPlans = (['embedded', 'mongodb+redis'] as const).flatMap((store) => sequentialOps.map((op) => ({ op, store })));
+  const throughputOnly = opts.only.filter((o) => !o.startsWith('rt'));
+  const rtOnly = opts.only.filter((o) => o.startsWith('rt'));
   const selected = opts.only.length
-    ? plans.filter((p) => opts.only.some((o) => (p.store === '-' ? p.scenario.name : `${p.scenario.name}/${p.store}`).includes(o)))
+    ? plans.filter((p) => throughputOnly.some((o) => (p.store === '-' ? p.scenario.name : `${p.scenario.name}/${p.store}`).includes(o)))
     : plans;
-  if (!selected.length) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
+  const rtSelected = opts.only.length ? rtPlans.filter((p) => rtOnly.some((o) => `rt:${p.op.name}/${p.store}`.includes(o))) : rtPlans;
+  if (!selected.length && !rtSelected.length) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
   log('building the servers (npm run build)');
   const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -489,21 +930,24 @@ async function main(): Promise<number> {
 
   const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let runnable = selected;
-  if (selected.some((p) => p.store === 'mongodb+redis')) {
+  let rtRunnable = rtSelected;
+  if (selected.some((p) => p.store === 'mongodb+redis') || rtSelected.some((p) => p.store === 'mongodb+redis')) {
     const { redis, mongo } = await startServers();
     Object.assign(servers, { redis, mongo });
     for (const [name, s] of [['redis', redis], ['mongo', mongo]] as const) {
-      log(s.url ? `${name}: ${s.url} (${s.how})` : `${name}: none (${s.problem})`);
+      log(s.url ? `${name}: ${s.url.replace(/\/\/[^@/]*@/, '//…@')} (${s.how})` : `${name}: none (${s.problem})`);
     }
     if (!redis.url || !mongo.url) {
       const message = `MongoDB-wire + Redis scenarios cannot run: ${[redis.problem, mongo.problem].filter(Boolean).join('; ')}`;
       if (process.env.CI) throw new Error(`CI: ${message}`);
       log(`!!! SKIPPED: ${message}`);
       runnable = selected.filter((p) => p.store !== 'mongodb+redis');
+      rtRunnable = rtSelected.filter((p) => p.store !== 'mongodb+redis');
     }
   }
 
   const started = Date.now();
+  const loadAverageAtStart = readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
   const rows: Row[] = [];
   let latency: LatencyCheck | undefined;
   for (const [i, plan] of runnable.entries()) {
@@ -511,6 +955,16 @@ async function main(): Promise<number> {
     rows.push(out.row);
     latency ??= out.latency;
   }
+  const rtRows: RoundTripRow[] = [];
+  const rtRuns: Partial<Record<StoreKind, RoundTripRun>> = {};
+  for (const [i, store] of (['embedded', 'mongodb+redis'] as const).entries()) {
+    const ops = rtRunnable.filter((p) => p.store === store).map((p) => p.op);
+    if (!ops.length) continue;
+    const out = await runRoundTrips(store, ops, servers, i);
+    rtRuns[store] = out;
+    rtRows.push(...out.rows);
+  }
+
   const raw = rows.find((r) => r.scenario === 'raw-http');
   const yoga = rows.find((r) => r.scenario === 'yoga-ping');
   for (const r of rows) {
@@ -525,25 +979,37 @@ async function main(): Promise<number> {
   }
 
   const profileRow = rows.find((r) => r.scenario === 'updateHumanProfile' && r.store === 'embedded');
-  const gatewayRows = rows.filter((r) => r.store !== '-');
+  const embeddedRows = rows.filter((r) => r.store === 'embedded');
+  const speedRows = rows.filter((r) => r.store !== 'mongodb+redis');
+  const checkRows = rows.filter((r) => r.store === 'mongodb+redis');
+  const selfChecked = rtRuns['mongodb+redis']?.selfCheck;
+  const rtFailures = rtRows.reduce((n, r) => n + r.failures, 0);
   const targets = {
     updateHumanProfileVsYogaPing: profileRow?.ratioYogaPing !== undefined ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 } : undefined,
-    peakGatewayRssMb: gatewayRows.length ? (() => { const v = Math.max(...gatewayRows.map((r) => r.peakRssMb)); return { value: v, target: '< 250', met: v < 250 }; })() : undefined,
+    peakEmbeddedGatewayRssMb: embeddedRows.length ? (() => { const v = Math.max(...embeddedRows.map((r) => r.peakRssMb)); return { value: v, target: '< 250', met: v < 250 }; })() : undefined,
     meP99UnderHashingMs: latency ? { value: latency.probe.p99, target: '< 50', met: latency.probe.p99 < 50 } : undefined,
+    roundTripCounting: selfChecked ? { value: selfChecked.ok ? 'counts as expected' : 'miscounted', target: 'the known sequences count as expected', met: selfChecked.ok } : undefined,
     errors: (() => {
       const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : [])];
       const sum = (k: 'non2xx' | 'errors' | 'graphqlErrors') => all.reduce((s, m) => s + m[k], 0);
-      const value = `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app)`;
-      return { value, target: '0/0/0', met: !all.some(failed) };
+      const value = `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app), ${rtFailures} in the round-trip table`;
+      return { value, target: '0/0/0, 0', met: !all.some(failed) && rtFailures === 0 };
     })(),
   };
 
   const m = machine();
-  const lines = [
-    table(rows),
-    '',
-    `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node}, ${m.os}.`,
-  ];
+  const load = readFileSync('/proc/loadavg', 'utf8').trim().split(' ').slice(0, 3).join(' ');
+  const lines: string[] = [];
+  if (speedRows.length) {
+    lines.push(
+      table(speedRows),
+      '',
+      `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
+    );
+    if (profileRow?.ratioYogaPing !== undefined && yoga) {
+      lines.push('', `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`);
+    }
+  }
   if (latency) {
     lines.push(
       '',
@@ -553,6 +1019,57 @@ async function main(): Promise<number> {
         `failures (non-2xx/conn/app): probe ${failuresOf(latency.probe)}, hashing ${failuresOf(latency.hashing)}.`,
     );
   }
+  const profiled = [
+    ...rows.filter((r) => r.profile).map((r) => ({ label: `${r.scenario}${r.store === '-' ? '' : `/${r.store}`}`, profile: r.profile! })),
+    ...rtRows.filter((r) => r.profile).map((r) => ({ label: `rt:${r.operation}/${r.store} (one at a time)`, profile: r.profile! })),
+  ];
+  if (profiled.length) {
+    lines.push('', 'Hottest frames of the servers (self time of the main thread during the measurement, --cpu-prof):');
+    for (const { label, profile } of profiled) {
+      // Functions only: the garbage collector and (program) (V8 outside any function) are named apart.
+      const top = profile.top
+        .filter((f) => !f.frame.startsWith('('))
+        .slice(0, 3)
+        .map((f, i) => `${i + 1}. \`${f.frame}\` ${f.selfPct}%`)
+        .join('; ');
+      const program = profile.top.find((f) => f.frame === '(program)')?.selfPct ?? 0;
+      lines.push(`- ${label} (${profile.busyMsPerRequest} ms busy/req; GC ${profile.gcPct}%, (program) ${program}%): ${top}`);
+    }
+  }
+  if (rtRows.length) {
+    const mongoRun = rtRuns['mongodb+redis'];
+    const mongoRows = rtRows.filter((r) => r.delayed);
+    const heldMs = mongoRows.length ? round(mongoRows.reduce((s, r) => s + r.delayed!.meanHeldMs, 0) / mongoRows.length, 2) : undefined;
+    lines.push(
+      '',
+      `One request at a time: ${opts.sequential * 2} per operation after ${opts.sequentialWarmup} to warm up, each operation in a gateway of its own` +
+        (mongoRun ? `; MongoDB path: ${mongoRun.server} (${servers.mongo?.how}) and Redis (${servers.redis?.how}) behind bench/delay-proxy.ts, ` +
+          `${opts.delayMs} ms added to every server→client chunk on every other request (held ${heldMs} ms on average)` : '') +
+        '; delivery worker off, request limits on (high). Gateway CPU: user + system of its process over the measured requests, less its idle CPU over the same time.',
+      '',
+      roundTripTable(rtRows, opts.delayMs),
+    );
+    if (selfChecked) {
+      const d = selfChecked.delayed;
+      lines.push(
+        '',
+        `Counting checked first on known sequences (${selfChecked.cases.map((c) => `${c.name}: ${c.ok ? 'ok' : 'MISCOUNTED'}`).join('; ')})` +
+          (d ? `; two round trips with the delay added ${d.addedMs} ms at ${d.heldMs} ms held = ${d.roundTrips} round trips.` : '.'),
+      );
+    }
+  }
+  if (checkRows.length) {
+    const given = servers.mongo?.how.startsWith('given') ?? false;
+    lines.push(
+      '',
+      `MongoDB-wire + Redis throughput, an error check only (${servers.mongo?.how}): ` +
+        (given ? 'req/s against the server of MONGODB_URL.' : 'FerretDB v1 serves no find from an index, so its req/s says nothing about MongoDB.'),
+      '',
+      errorCheckTable(checkRows, given),
+    );
+  }
+  const source = gitState();
+  if (source.commit) lines.push('', `Measured src/ at ${source.commit}${source.changedInSrc?.length ? ` with ${source.changedInSrc.length} files of src/ changed beside it (not committed)` : ''}.`);
   lines.push('', 'Targets:');
   for (const [name, t] of Object.entries(targets)) if (t) lines.push(`- ${name}: ${t.value} (target ${t.target}) ${t.met ? 'met' : 'MISSED'}`);
   process.stdout.write(lines.join('\n') + '\n');
@@ -561,14 +1078,19 @@ async function main(): Promise<number> {
     const report = {
       date: new Date().toISOString(),
       command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
-      machine: m,
-      options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke },
-      servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem },
+      machine: { ...m, loadAverageAtStart, loadAverageAtEnd: load },
+      source: gitState(),
+      options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
+      servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem, mongoServer: rtRuns['mongodb+redis']?.server },
       elapsedSeconds: Math.round((Date.now() - started) / 1000),
       results: rows,
       latencyUnderLoad: latency,
+      roundTrips: rtRows,
+      roundTripSelfCheck: selfChecked,
       targets,
-      table: table(rows),
+      table: table(speedRows),
+      roundTripTable: rtRows.length ? roundTripTable(rtRows, opts.delayMs) : undefined,
+      errorCheckTable: checkRows.length ? errorCheckTable(checkRows, servers.mongo?.how.startsWith('given') ?? false) : undefined,
     };
     mkdirSync(path.dirname(opts.out), { recursive: true });
     writeFileSync(opts.out, JSON.stringify(report, null, 2) + '\n');
@@ -577,6 +1099,10 @@ async function main(): Promise<number> {
 
   if (!targets.errors.met) {
     log(`FAILED: failed responses ${targets.errors.value}`);
+    return 1;
+  }
+  if (selfChecked && !selfChecked.ok) {
+    log('FAILED: the delay proxy miscounted a known sequence (see above)');
     return 1;
   }
   return 0;

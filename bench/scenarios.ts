@@ -51,6 +51,10 @@ ${DETAILS}`,
   setEmail(input: $input) { verificationCode details { ...DetailsFields } }
 }
 ${DETAILS}`,
+  updateHumanPhone: `mutation UpdateHumanPhone($input: UpdateHumanPhoneInput!) {
+  updateHumanPhone(input: $input) { details { ...DetailsFields } }
+}
+${DETAILS}`,
   me: `query Me { me { ...UserFields } }
 fragment UserFields on User {
   id username state resourceOwner
@@ -119,7 +123,7 @@ async function storeWrites(target: Target, users: { id: string }[]): Promise<Rec
   return { storeWrites: seqs.reduce((sum, s) => sum + (s - 1), 0) };
 }
 
-interface HttpRequest {
+export interface HttpRequest {
   method: 'POST' | 'PUT';
   path: string;
   body: string;
@@ -154,6 +158,9 @@ const graphqlPosts = (a: string, b: string): [HttpRequest, HttpRequest] => [
   { method: 'POST', path: '/graphql', body: a },
   { method: 'POST', path: '/graphql', body: b },
 ];
+
+/** The two numbers each connection's user alternates between (set as verified: no SMS, the phone code cleared). */
+const PHONES = ['+41791234567', '+41791234568'] as const;
 
 /** The two profiles each connection's user alternates between, on every face. */
 const PROFILES = [
@@ -297,6 +304,20 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'updateHumanPhone',
+    server: 'gateway',
+    what: 'updateHumanPhone, verified (store append + phone code cleared); each connection alternates two numbers of its own user',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) =>
+        graphqlPosts(
+          body(OPS.updateHumanPhone, { input: { userId: u.id, phone: PHONES[0], isPhoneVerified: true } }),
+          body(OPS.updateHumanPhone, { input: { userId: u.id, phone: PHONES[1], isPhoneVerified: true } }),
+        ),
+      );
+    },
+  },
+  {
     name: 'addHumanUser',
     server: 'gateway',
     what: 'a new user (unique email/username) per request, no password',
@@ -318,3 +339,60 @@ export const scenarios: Scenario[] = [
 
 /** The `me` load for the latency-under-load check. */
 export const meLoad = (target: Target): Load => fixed(target, OPS.me);
+
+// ---------------------------------------------------------------- one request at a time
+
+/** An operation sent one request at a time (the round-trip table): the i-th request's body. */
+export interface SequentialOp {
+  name: string;
+  what: string;
+  /** Sets up what the requests need (a user) and returns the i-th request (i = 0, 1, 2, ...). */
+  prepare(target: Target): Promise<(i: number) => HttpRequest & { headers: Record<string, string> }>;
+}
+
+const post = (target: Target, b: string) => ({ method: 'POST' as const, path: '/graphql', body: b, headers: headers(target) });
+
+/** Every request a real change of one user, alternating its two states. */
+const alternating = (name: string, what: string, bodies: (userId: string) => [string, string]): SequentialOp => ({
+  name,
+  what,
+  async prepare(target) {
+    const [user] = await makeUsers(target, 1);
+    const pair = bodies(user!.id);
+    return (i) => post(target, pair[i % 2]!);
+  },
+});
+
+export const sequentialOps: SequentialOp[] = [
+  alternating('updateHumanProfile', 'the profile of one user, two profiles in turn', (id) => [
+    body(OPS.updateHumanProfile, { input: { userId: id, ...PROFILES[0] } }),
+    body(OPS.updateHumanProfile, { input: { userId: id, ...PROFILES[1] } }),
+  ]),
+  alternating('setEmail-return', 'setEmail with returnCode: the event and the code in Redis', (id) => [
+    body(OPS.setEmail, { input: { userId: id, email: `a-${id}@bench.example.com`, returnCode: true } }),
+    body(OPS.setEmail, { input: { userId: id, email: `b-${id}@bench.example.com`, returnCode: true } }),
+  ]),
+  alternating('updateHumanPhone', 'updateHumanPhone, verified: the event and the phone code cleared in Redis', (id) => [
+    body(OPS.updateHumanPhone, { input: { userId: id, phone: PHONES[0], isPhoneVerified: true } }),
+    body(OPS.updateHumanPhone, { input: { userId: id, phone: PHONES[1], isPhoneVerified: true } }),
+  ]),
+  {
+    name: 'addHumanUser',
+    what: 'a new user per request (unique email and username claims), no password',
+    async prepare(target) {
+      return () =>
+        post(
+          target,
+          body(OPS.addHumanUser, { input: { profile: { firstName: 'Grace', lastName: 'Hopper' }, email: { email: uniqueEmail('seq'), isVerified: true } } }),
+        );
+    },
+  },
+  {
+    name: 'me',
+    what: 'query me with all user fields',
+    async prepare(target) {
+      const b = body(OPS.me);
+      return () => post(target, b);
+    },
+  },
+];

@@ -2,7 +2,8 @@
 //   node dist/bench/server-child.js raw-http|yoga-ping|gateway   (after npm run build)
 // Prints one JSON line on stdout when it listens ({ url, adminToken?, readyUs }) and stops on
 // SIGTERM/SIGINT with process.exit, so `--cpu-prof` gets to write its profile.
-// On SIGUSR2 it prints a mark line: event-loop delay and memory since the previous mark.
+// On SIGUSR2 it prints a mark line: event-loop delay and memory since the previous mark, and
+// the process's CPU time so far (user + system, all threads, µs).
 // The gateway reads its configuration from the environment, like `npm start`.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,8 +27,10 @@ process.on('SIGUSR2', () => {
   const ms = (ns: number) => Math.max(0, Math.round((ns - 10e6) / 1e4) / 100);
   const m = process.memoryUsage();
   const mb = (n: number) => Math.round(n / 1024 / 102.4) / 10;
+  const cpu = process.cpuUsage();
   out({
     mark: nowUs(),
+    cpuUs: cpu.user + cpu.system,
     eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
     memoryMb: { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) },
     store: diffStats(),
