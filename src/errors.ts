@@ -27,12 +27,15 @@ export type ErrorDetail = { '@type': string } & Record<string, unknown>;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetail[];
+  /** An HTTP status other than the code's (a body over the cap: 413 with RESOURCE_EXHAUSTED). */
+  readonly httpStatus?: number;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetail[] = []) {
+  constructor(code: ErrorCode, message: string, details: ErrorDetail[] = [], httpStatus?: number) {
     super(message);
     this.name = 'AppError';
     this.code = code;
     this.details = details;
+    if (httpStatus !== undefined) this.httpStatus = httpStatus;
   }
 }
 
@@ -74,7 +77,7 @@ export function zodToAppError(error: ZodError, root = 'input'): AppError {
 }
 
 /** The GraphQL error extensions of a code (DESIGN.md section 7). */
-export function extensionsOf(code: ErrorCode, details: unknown[] = []) {
+export function extensionsOf(code: ErrorCode, details: unknown[] = [], httpStatus?: number) {
   const { grpcCode, status } = errorCodes[code];
-  return { code, grpcCode, details, http: { status } };
+  return { code, grpcCode, details, http: { status: httpStatus ?? status } };
 }

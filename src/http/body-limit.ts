@@ -41,6 +41,9 @@ export function maxRequestBodyBytes(config: Config): number {
   return Math.max(...Object.values(largestLegalBodies(config))) + ALLOWANCE;
 }
 
+/** The answer to a body over the cap of a caller with a valid token: RESOURCE_EXHAUSTED, HTTP 413 (DESIGN.md section 8). */
+export const bodyTooLarge = (maxBytes: number) => new AppError('RESOURCE_EXHAUSTED', `Request body too large: at most ${maxBytes} bytes`, [], 413);
+
 /** Largest body accepted without a valid token: any query without big inputs (GraphiQL's introspection query is about 3 KB). */
 export const UNAUTHENTICATED_BODY_BYTES = 64 * 1024;
 

@@ -20,7 +20,7 @@ import type { TokenVerifier } from '../auth/tokens.ts';
 import { AppError, errorCodes } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { BodyBudget, BudgetFull } from './body-budget.ts';
-import { bodyNeedsToken, UNAUTHENTICATED_BODY_BYTES } from './body-limit.ts';
+import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from './body-limit.ts';
 import { readiness, sendJson, type ReadinessCheck } from './health.ts';
 import { logRequest } from './logging.ts';
 import type { GatewayMetrics } from './metrics.ts';
@@ -51,7 +51,7 @@ export interface EdgeOptions {
 /** A refusal as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with the code's HTTP status. */
 export function writeGraphQLRefusal(_req: IncomingMessage, res: ServerResponse, _path: string, error: AppError, headers: Record<string, string>): void {
   const body = { errors: [{ message: error.message, extensions: { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details } }] };
-  sendJson(res, errorCodes[error.code].status, body, headers);
+  sendJson(res, error.httpStatus ?? errorCodes[error.code].status, body, headers);
 }
 
 export interface Edge {
@@ -109,8 +109,8 @@ export function createEdge(options: EdgeOptions): Edge {
   };
 
   /**
-   * For a body of unknown length: each chunk reserved in the budgets as it arrives (up to the
-   * cap: the readers refuse beyond it), and a body without a valid token cut at its small cap.
+   * For a body of unknown length: each chunk reserved in the budgets as it arrives, and the
+   * body cut at the caller's cap (the small one without a valid token).
    */
   function bodyMeter(state: RequestState, cap: number): { meter: (bytes: number) => AppError | null; release: () => void; readonly refused: boolean } {
     const releases: (() => void)[] = [];
@@ -125,9 +125,9 @@ export function createEdge(options: EdgeOptions): Edge {
         if (refused) return refused;
         const reserved = Math.min(seen, cap);
         seen += bytes;
-        if (!state.caller && seen > UNAUTHENTICATED_BODY_BYTES) {
-          metrics.bodyRefused('unauthenticated');
-          return (refused = bodyNeedsToken(state));
+        if (seen > cap) {
+          metrics.bodyRefused(state.caller ? 'too_large' : 'unauthenticated');
+          return (refused = state.caller ? bodyTooLarge(cap) : bodyNeedsToken(state));
         }
         const more = Math.min(seen, cap) - reserved;
         if (more <= 0) return null;
@@ -163,10 +163,9 @@ export function createEdge(options: EdgeOptions): Edge {
       state.meter = metered.meter;
       return { release: metered.release, meterRefused: () => metered.refused };
     }
-    // (Over the cap with a valid token: the reader answers from the Content-Length, reading nothing.)
-    if (!state.caller && declared > cap) {
-      metrics.bodyRefused('unauthenticated');
-      return refuse({ error: bodyNeedsToken(state), headers: {} });
+    if (declared > cap) {
+      metrics.bodyRefused(state.caller ? 'too_large' : 'unauthenticated');
+      return refuse({ error: state.caller ? bodyTooLarge(cap) : bodyNeedsToken(state), headers: {} });
     }
     const release = budget.reserve(state.ip, Math.min(declared, cap));
     return typeof release === 'function' ? { release } : refuse(budgetFull(release));

@@ -61,7 +61,7 @@ const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface HttpLayer {
   /** For createYoga: CORS, the body cap, batching off. */
-  yogaOptions: { cors: ReturnType<typeof corsOptions>; maxRequestBodySize: number; batching: false };
+  yogaOptions: { cors: ReturnType<typeof corsOptions>; maxRequestBodySize: false; batching: false };
   /** For createYoga, after the gateway's own plugins. */
   plugins: Plugin[];
   /** The request's state with its caller checked (for the GraphQL context). */
@@ -134,7 +134,9 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
   let server: Server | undefined;
   let stopListening: (() => { closed: Promise<void>; cut: () => void }) | undefined;
   return {
-    yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: maxBodyBytes, batching: false },
+    // The body cap is the edge's (edge.ts: from Content-Length, or metered as the body arrives); yoga's
+    // own limit would pipe every body through one more web stream, which costs a DOMException a request.
+    yogaOptions: { cors: corsOptions(config.http.corsOrigins), maxRequestBodySize: false, batching: false },
     plugins,
     idempotency,
     async authenticated(request) {

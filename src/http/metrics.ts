@@ -11,7 +11,7 @@
 //   gateway_idempotency_total{outcome}
 //   gateway_http_requests_in_flight
 //   gateway_http_body_bytes_in_flight                                       request-body bytes reserved (body-budget.ts)
-//   gateway_http_body_refused_total{reason}                                 refused before the body was read: unauthenticated, client_budget, process_budget
+//   gateway_http_body_refused_total{reason}                                 refused before or while the body was read: unauthenticated, too_large, client_budget, process_budget
 //   gateway_delivery_{queued,enqueue_failed,sent,retried,dead_lettered}_total   this process's delivery counters
 //   plus prom-client's process and Node.js metrics.
 //
@@ -41,7 +41,7 @@ export interface GatewayMetrics {
   rateLimited(scope: 'caller' | 'ip'): void;
   rateLimiterUnavailable(): void;
   idempotency(outcome: string): void;
-  bodyRefused(reason: 'unauthenticated' | 'client_budget' | 'process_budget'): void;
+  bodyRefused(reason: 'unauthenticated' | 'too_large' | 'client_budget' | 'process_budget'): void;
   /** Exposes the request-body bytes in flight (read at each scrape). */
   watchBodyBytes(read: () => number): void;
   /** Exposes a delivery counters object (read at each scrape). */
@@ -113,7 +113,7 @@ export function createMetrics(): GatewayMetrics {
 
   const bodyRefused = new Counter({
     name: 'gateway_http_body_refused_total',
-    help: 'Requests refused before their body was read: too big without a valid token (401), over the client\'s (429) or the process\'s (503) body budget.',
+    help: 'Requests refused before or while their body was read: too big without a valid token (401), over the cap (413), over the client\'s (429) or the process\'s (503) body budget.',
     labelNames: ['reason'] as const,
     registers: [registry],
   });

@@ -8,7 +8,7 @@ export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLErr
     nodes: source?.nodes,
     positions: source?.positions,
     path: source?.path,
-    extensions: extensionsOf(err.code, err.details),
+    extensions: extensionsOf(err.code, err.details, err.httpStatus),
   });
 }
 

@@ -10,7 +10,7 @@ import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
 import type { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { toConnectError } from './errors.ts';
-import { writeRestError } from './rest-errors.ts';
+import { markTooLarge, writeRestError } from './rest-errors.ts';
 import type { NodeRequest } from './index.ts';
 
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -51,5 +51,6 @@ export function writeWireRefusal(
 ): void {
   const error = toConnectError(refusal, logger, { method: 'edge' });
   if (rpc) writeRpcError(req, res, error, headers);
-  else writeRestError(req, res, error, headers);
+  // A body over the cap is grpc-gateway's 413 with the connection closed (rest-errors.ts bodyTooLarge).
+  else writeRestError(req, res, refusal.httpStatus === 413 ? markTooLarge(error) : error, headers);
 }

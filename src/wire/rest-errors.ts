@@ -42,7 +42,11 @@ const tooLarge = new WeakSet<ConnectError>();
  * invites a retry; an unread oversized body is not worth keeping the connection for).
  */
 export function bodyTooLarge(max: number): ConnectError {
-  const error = new ConnectError(`request body larger than the configured limit of ${max} bytes`, Code.ResourceExhausted);
+  return markTooLarge(new ConnectError(`request body larger than the configured limit of ${max} bytes`, Code.ResourceExhausted));
+}
+
+/** The same error, answered as a body over the cap (413, connection closed). */
+export function markTooLarge(error: ConnectError): ConnectError {
   tooLarge.add(error);
   return error;
 }

@@ -1,6 +1,7 @@
 // A real SMTP server for the tests (smtp-server on a loopback port): it
 // receives what the gateway sends, parsed with mailparser, and can be stopped,
 // started again on the same port, or told to refuse every recipient.
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { createInbox } from './inbox.ts';
@@ -34,6 +35,14 @@ export interface SmtpCatcher {
 export async function startSmtp(options: { port?: number; listen?: boolean } = {}): Promise<SmtpCatcher> {
   const port = options.port ?? (await freePort());
   let server: SMTPServer | undefined;
+  // Not listening yet: the port is held by a server that drops every connection, so a send
+  // fails at once and no other server started meanwhile (another test's) can take the port.
+  let holder: NetServer | undefined;
+  if (options.listen === false) {
+    const held = createNetServer((socket) => socket.destroy());
+    await new Promise<void>((resolve, reject) => held.once('error', reject).listen(port, '127.0.0.1', () => resolve()));
+    holder = held;
+  }
   const inbox = createInbox<ReceivedMail>();
 
   const catcher: SmtpCatcher = {
@@ -41,7 +50,10 @@ export async function startSmtp(options: { port?: number; listen?: boolean } = {
     mails: inbox.items,
     recipientsTried: [],
     refuseAll: false,
-    listen() {
+    async listen() {
+      const held = holder;
+      holder = undefined;
+      if (held) await new Promise<void>((resolve) => held.close(() => resolve()));
       server = new SMTPServer({
         authOptional: true,
         allowInsecureAuth: true,
@@ -80,6 +92,8 @@ export async function startSmtp(options: { port?: number; listen?: boolean } = {
       });
     },
     stop() {
+      holder?.close();
+      holder = undefined;
       const s = server;
       server = undefined;
       return new Promise<void>((resolve) => (s ? s.close(() => resolve()) : resolve()));
