@@ -358,28 +358,34 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
       if (clientBlocked || queued > maxBuffered) upstream.pause();
       else upstream.resume();
     };
+    /** Counts a server→client chunk and writes it to the client; false when the connection was closed for a parse error. */
+    const deliver = (chunk: Buffer): boolean => {
+      held.chunks++;
+      try {
+        down.push(chunk);
+      } catch (e) {
+        process.stderr.write(`[delay-proxy] ${protocol}: ${e}\n`);
+        closeBoth();
+        return false;
+      }
+      if (!client.write(chunk)) {
+        clientBlocked = true;
+        client.once('drain', () => {
+          clientBlocked = false;
+          schedule();
+          flowControl();
+        });
+      }
+      return true;
+    };
     const flush = () => {
       timer = undefined;
       const now = performance.now();
       while (queue.length && queue[0]!.due <= now + 0.05 && !clientBlocked) {
         const { chunk, at } = queue.shift()!;
         queued -= chunk.length;
-        held.chunks++;
         held.totalMs += now - at;
-        try {
-          down.push(chunk);
-        } catch (e) {
-          process.stderr.write(`[delay-proxy] ${protocol}: ${e}\n`);
-          return closeBoth();
-        }
-        if (!client.write(chunk)) {
-          clientBlocked = true;
-          client.once('drain', () => {
-            clientBlocked = false;
-            schedule();
-            flowControl();
-          });
-        }
+        if (!deliver(chunk)) return;
       }
       if (!queue.length && ended) client.end();
       schedule();
@@ -395,22 +401,7 @@ export async function startDelayProxy(options: DelayProxyOptions): Promise<Delay
     upstream.on('data', (chunk: Buffer) => {
       const at = performance.now();
       if (delayMs <= 0 && !queue.length && !clientBlocked) {
-        held.chunks++;
-        try {
-          down.push(chunk);
-        } catch (e) {
-          process.stderr.write(`[delay-proxy] ${protocol}: ${e}\n`);
-          return closeBoth();
-        }
-        if (!client.write(chunk)) {
-          clientBlocked = true;
-          client.once('drain', () => {
-            clientBlocked = false;
-            schedule();
-            flowControl();
-          });
-          flowControl();
-        }
+        if (deliver(chunk) && clientBlocked) flowControl();
         return;
       }
       queue.push({ chunk, due: at + delayMs, at });
