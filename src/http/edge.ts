@@ -43,9 +43,9 @@ export interface EdgeOptions {
   /** The request's protocol for logs and metrics (RequestState.protocol); default: graphql. */
   protocolOf?: (req: IncomingMessage, path: string) => string;
   /** CORS for the paths yoga does not serve (cors.ts applyCors): true when it answered a preflight. */
-  cors?: (req: IncomingMessage, res: ServerResponse, path: string) => boolean;
+  cors?: (req: IncomingMessage, res: ServerResponse, path: string, state: RequestState) => boolean;
   /** Writes a refusal in the shape of the path's API; default: GraphQL's. */
-  writeRefusal?: (req: IncomingMessage, res: ServerResponse, path: string, error: AppError, headers: Record<string, string>) => void;
+  writeRefusal?: (req: IncomingMessage, res: ServerResponse, path: string, error: AppError, headers: Record<string, string>, state: RequestState) => void;
 }
 
 /** A refusal as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with the code's HTTP status. */
@@ -150,7 +150,7 @@ export function createEdge(options: EdgeOptions): Edge {
       state.errorCodes.push(error.code);
       // A refused body is not read: a big one would keep the connection busy, so it is closed after the answer.
       if (declared > maxBodyBytes) res.setHeader('connection', 'close');
-      writeRefusal(req, res, path, error, headers);
+      writeRefusal(req, res, path, error, headers, state);
       return null;
     };
     if (req.method !== 'OPTIONS' && rateLimit) {
@@ -209,7 +209,7 @@ export function createEdge(options: EdgeOptions): Edge {
       };
       res.once('finish', finish);
       res.once('close', finish);
-      if (cors?.(req, res, path)) return;
+      if (cors?.(req, res, path, state)) return;
       admit(req, res, path, state).then(
         (admitted) => {
           if (!admitted) return;

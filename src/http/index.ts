@@ -149,14 +149,15 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     },
     ready: async () => (await readiness(readinessChecks, edge?.draining ?? false)).ready,
     async listen(app, wire) {
-      const pathOf = (req: { url?: string }) => (req.url ?? '/').split('?')[0] ?? '/';
+      const onWire = (state: RequestState | undefined) => state !== undefined && state.protocol !== 'graphql';
       // Behind the edge (token, body caps and budgets, request id, log line, metrics, drain):
       // the wire API's paths to its handler, everything else to yoga.
       const dispatch = (req: any, res: any, context: EdgeContext) =>
-        wire?.matches(pathOf(req)) ? wire.handler(req, res, context.requestState) : app(req, res, context);
-      const writeRefusal = (req: any, res: any, path: string, error: AppError, headers: Record<string, string>) =>
-        wire?.matches(path) ? wire.refuse(req, res, path, error, headers) : writeGraphQLRefusal(req, res, path, error, headers);
-      const cors = (req: any, res: any, path: string) => (wire?.matches(path) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
+        wire && onWire(context.requestState) ? wire.handler(req, res, context.requestState) : app(req, res, context);
+      const writeRefusal = (req: any, res: any, path: string, error: AppError, headers: Record<string, string>, state: RequestState) =>
+        wire && onWire(state) ? wire.refuse(req, res, path, error, headers) : writeGraphQLRefusal(req, res, path, error, headers);
+      const cors = (req: any, res: any, _path: string, state: RequestState) => (wire && onWire(state) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
+      // The path is matched once per request, here; the others go by the protocol it gave.
       const protocolOf = (req: any, path: string) => (wire?.matches(path) ? wire.protocolOf(req, path) : 'graphql');
       edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, writeRefusal });
       const theEdge = edge;
