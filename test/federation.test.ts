@@ -262,12 +262,24 @@ describeWith('mongo', 'federation subgraph on MongoDB-wire', (mongoUrl) => {
   }));
 });
 
-// A second subgraph, as another team would write it: orders of a user.
+// A second subgraph, as another team would write it: orders of a user, and a Relay
+// connection of them (so its PageInfo must compose with this subgraph's).
 const ORDERS_SDL = `
-  extend schema @link(url: "https://specs.apollo.dev/federation/v2.6", import: ["@key"])
+  extend schema @link(url: "https://specs.apollo.dev/federation/v2.6", import: ["@key", "@shareable"])
   type User @key(fields: "id") {
     id: ID!
     orders: [Order!]!
+    orderPage(first: Int, after: String): OrderConnection!
+  }
+  type OrderConnection {
+    pageInfo: PageInfo!
+    nodes: [Order!]!
+  }
+  type PageInfo @shareable {
+    hasNextPage: Boolean!
+    hasPreviousPage: Boolean!
+    startCursor: String
+    endCursor: String
   }
   type Order {
     id: ID!

@@ -2,6 +2,7 @@
 import { permissionDenied } from '../errors.ts';
 
 export const permissions = [
+  'user.read',
   'user.write',
   'user.credential.write',
   'org.idp.write',
@@ -15,12 +16,13 @@ export type Permission = (typeof permissions)[number];
 export const instanceRoles = ['IAM_OWNER'] as const;
 export type InstanceRole = (typeof instanceRoles)[number];
 
-export const orgRoles = ['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'] as const;
+export const orgRoles = ['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_USER_VIEWER', 'ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'] as const;
 export type OrgRole = (typeof orgRoles)[number];
 
 const rolePermissions: Record<InstanceRole | OrgRole, readonly Permission[]> = {
   IAM_OWNER: permissions,
   ORG_OWNER: [
+    'user.read',
     'user.write',
     'user.credential.write',
     'org.idp.write',
@@ -28,7 +30,9 @@ const rolePermissions: Record<InstanceRole | OrgRole, readonly Permission[]> = {
     'project.app.write',
     'org.member.write',
   ],
-  ORG_USER_MANAGER: ['user.write'],
+  ORG_USER_MANAGER: ['user.read', 'user.write'],
+  // Reads users (search, history) and changes nothing: for support desks and consoles.
+  ORG_USER_VIEWER: ['user.read'],
   ORG_SETTINGS_MANAGER: ['org.idp.write'],
   ORG_PROJECT_CREATOR: ['project.write', 'project.app.write'],
 };

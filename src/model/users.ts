@@ -1,5 +1,6 @@
 // The user aggregate: its state and how each event changes it.
 import type { StoredEvent } from '../store/port.ts';
+import { fold, type UserSearchFields } from '../store/read-models.ts';
 
 export type Gender = 'GENDER_UNSPECIFIED' | 'GENDER_FEMALE' | 'GENDER_MALE' | 'GENDER_DIVERSE';
 export type UserStateName = 'USER_STATE_ACTIVE' | 'USER_STATE_INITIAL' | 'USER_STATE_INACTIVE' | 'USER_STATE_LOCKED';
@@ -175,3 +176,16 @@ const readyU2F = (t: U2FToken, p: U2FVerified): U2FToken => ({
   counter: p.counter,
   transports: p.transports ?? [],
 });
+
+/** What a user search looks at (src/store/read-models.ts): text case-folded. */
+export function userSearchFields(user: User): UserSearchFields {
+  return {
+    username: fold(user.username),
+    email: fold(user.email.email),
+    displayName: fold(user.profile.displayName ?? ''),
+    firstName: fold(user.profile.firstName),
+    lastName: fold(user.profile.lastName),
+    state: user.state,
+    emailVerified: user.email.isVerified,
+  };
+}

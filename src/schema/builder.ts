@@ -1,6 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
+import RelayPlugin from '@pothos/plugin-relay';
 import type { CommandContext } from '../commands/context.ts';
 
 export interface GraphQLContext {
@@ -18,8 +19,11 @@ export type Scalars = {
 export function createBuilder() {
   return new SchemaBuilder<{ Context: GraphQLContext; Scalars: Scalars; DefaultFieldNullability: false; DefaultInputFieldRequiredness: false }>({
     // Federation last: it must see the resolvers the other plugins wrap.
-    plugins: [DirectivesPlugin, FederationPlugin],
+    plugins: [DirectivesPlugin, RelayPlugin, FederationPlugin],
     defaultFieldNullability: false,
+    // Connections only (users, history): no Node interface, no node/nodes queries.
+    // PageInfo is shareable: other subgraphs of a supergraph define the same Relay type.
+    relay: { clientMutationId: 'omit', cursorType: 'String', nodeQueryOptions: false, nodesQueryOptions: false, pageInfoTypeOptions: { shareable: true } },
   });
 }
 

@@ -3,6 +3,7 @@ import { executeSync, lexicographicSortSchema, parse, printSchema, type GraphQLS
 import type { Config } from '../config.ts';
 import { createBuilder } from './builder.ts';
 import { addCommon } from './common.ts';
+import { addHistory } from './history.ts';
 import { addIdps } from './idps.ts';
 import { addOrgs } from './orgs.ts';
 import { addProjects } from './projects.ts';
@@ -10,6 +11,7 @@ import { addResend } from './resend.ts';
 import { addScalars } from './scalars.ts';
 import { addU2F } from './u2f.ts';
 import { addUsers } from './users.ts';
+import { addUserSearch } from './user-search.ts';
 
 export function buildSchema(config: Config): GraphQLSchema {
   const builder = createBuilder();
@@ -21,6 +23,8 @@ export function buildSchema(config: Config): GraphQLSchema {
   addU2F(builder, common);
   addIdps(builder, common);
   addResend(builder, common);
+  addHistory(builder);
+  addUserSearch(builder);
   // An Apollo Federation 2 subgraph: `_service { sdl }`, `_entities` and the @key entities (schema/entities.ts).
   return builder.toSubGraphSchema({ sortSchema: true, linkUrl: FEDERATION_LINK });
 }

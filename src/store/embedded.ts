@@ -15,7 +15,9 @@ import {
   type Reducers,
   type Snapshot,
   type StoredEvent,
+  type UserProjection,
 } from './port.ts';
+import { createMemoryUserSearch } from './memory-user-search.ts';
 import { UnavailableError } from '../errors.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 
@@ -24,6 +26,8 @@ export interface EmbeddedStoreOptions {
   reducers: Reducers;
   /** Accepted for symmetry with the MongoDB store; claims here cannot be left behind. */
   claimGraceMs?: number;
+  /** What user searches look at (src/model/users.ts userSearchFields); without it searchUsers and countUsers throw. */
+  userFields?: UserProjection;
 }
 
 export interface EmbeddedStore extends EventStore {
@@ -51,7 +55,7 @@ const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
 // Tagging and untagging walk the value themselves (returning it as it is when there is
 // nothing to tag) so that JSON.stringify and JSON.parse run without a replacer or
 // reviver function, which would take them off their fast paths.
-function mapDeep(value: unknown, leaf: (v: object) => unknown): unknown {
+export function mapDeep(value: unknown, leaf: (v: object) => unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const mapped = leaf(value);
   if (mapped !== value) return mapped;
@@ -72,10 +76,10 @@ function mapDeep(value: unknown, leaf: (v: object) => unknown): unknown {
   return out ?? value;
 }
 
-const tag = (v: object): unknown =>
+export const tag = (v: object): unknown =>
   v instanceof Date ? { $date: v.toISOString() } : v instanceof Uint8Array ? { $binary: Buffer.from(v).toString('base64') } : v;
 
-function untag(v: object): unknown {
+export function untag(v: object): unknown {
   const tagged = v as { $date?: unknown; $binary?: unknown };
   if (typeof tagged.$date === 'string' && Object.keys(v).length === 1) return new Date(tagged.$date);
   if (typeof tagged.$binary === 'string' && Object.keys(v).length === 1) return Buffer.from(tagged.$binary, 'base64');
@@ -86,7 +90,7 @@ function encode(event: StoredEvent): string {
   return JSON.stringify({ ...event, payload: mapDeep(event.payload, tag), createdAt: event.createdAt.toISOString() }) + '\n';
 }
 
-function decode(line: string): StoredEvent {
+export function decode(line: string): StoredEvent {
   const raw = JSON.parse(line) as Omit<StoredEvent, 'createdAt'> & { createdAt: string };
   raw.payload = mapDeep(raw.payload, untag) as StoredEvent['payload'];
   const createdAt = new Date(raw.createdAt);
@@ -202,9 +206,13 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
   }
 
   const snapshotOf = (type: AggregateType, id: string) => snapshots.get(keyOf(type, id));
+  const userSearch = createMemoryUserSearch(function* () {
+    for (const [key, snapshot] of snapshots) if (key.startsWith('user\u0000')) yield snapshot;
+  }, options.userFields);
 
   const store: EmbeddedStore = {
     stats,
+    ...userSearch,
 
     load: async <S>(type: AggregateType, id: string) => {
       const snapshot = snapshotOf(type, id);
@@ -300,6 +308,10 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
         .map(decode)
         .filter((e) => e.aggregateType === type && e.aggregateId === id);
     },
+
+    // A history page: the log read back like events() (the embedded store keeps no index on disk).
+    eventRange: async (type, id, from, to) =>
+      (await store.events(type, id)).filter((e) => e.sequence >= from && e.sequence <= to),
 
     ping: async () => {
       if (broken) throw new UnavailableError('store unavailable', { cause: broken });

@@ -8,6 +8,9 @@
 //   append      1 insert into events + 1 update of the state document, after
 //               1 insert per claim (in parallel); no read when given its base
 //   catchUp     1 find of the events after the known sequence (+1 write-back)
+//   eventRange  1 find of a sequence range on the (aggregate, sequence) index
+//   searchUsers 1 find on a search index, countUsers 1 aggregate (src/store/mongo-user-search.ts;
+//               the first one after start waits for the indexes and the backfill)
 // Every command of these calls is reported to onCommand listeners (metrics, tests).
 //
 // Beside them, off the request path, a repair loop in every gateway bounds how long
@@ -47,8 +50,11 @@ import {
   type Reducers,
   type Snapshot,
   type StoredEvent,
+  type UserProjection,
 } from './port.ts';
+import type { UserSearch } from './read-models.ts';
 import { UnavailableError } from '../errors.ts';
+import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
 import { reduceEvents } from './reduce.ts';
 
 export interface MongoStoreOptions {
@@ -63,6 +69,8 @@ export interface MongoStoreOptions {
   onCommand?: MongoCommandListener;
   /** The background repair of state documents left behind their events; false: none (tools, tests). */
   repair?: RepairOptions | false;
+  /** What user searches look at (src/model/users.ts userSearchFields); without it searchUsers and countUsers throw. */
+  userFields?: UserProjection;
 }
 
 /** The repair loop (see the top of this file and port.ts). Every field has a default. */
@@ -222,6 +230,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       [client, db] = [candidate, candidateDb];
       events = db.collection<EventDoc>('events');
       constraints = db.collection<ConstraintDoc>('constraints');
+      prepareSearch().catch(() => {}); // awaited (and retried) by the first search
     } catch (e) {
       await candidate.close().catch(() => {});
       throw e;
@@ -243,6 +252,28 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     }
   }
 
+  // A user's searchable fields go with its state, in the same update: no extra round trip.
+  const withSearch = (type: AggregateType, fields: Omit<Snapshot<unknown>, 'id'>) =>
+    type === 'user' && options.userFields ? { ...fields, [SEARCH_FIELD]: options.userFields(fields.state) } : fields;
+
+  // The search indexes, and `search` for documents written before it existed: off the
+  // request path (its commands are not reported), once per store unless it fails.
+  let searchReady: Promise<void> | undefined;
+  function prepareSearch(): Promise<void> {
+    const project = options.userFields;
+    if (!project) return Promise.reject(new Error('mongo store: user search needs the userFields option'));
+    return (searchReady ??= background
+      .run(true, async () => {
+        const users = db.collection(stateCollections.user);
+        await ensureUserSearchIndexes(users);
+        await backfillUserSearch(users, project);
+      })
+      .catch((e: unknown) => {
+        searchReady = undefined;
+        throw e;
+      }));
+  }
+
   /**
    * Conditional on sequence: an older writer never overwrites a newer document.
    * True when this call wrote it; false when one at this sequence or newer was there.
@@ -253,7 +284,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     // upsert inserted first; the second attempt settles which.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const result = await states(type).updateOne({ _id: id, sequence: { $lt: snap.sequence } }, { $set: fields }, { upsert: true });
+        const result = await states(type).updateOne({ _id: id, sequence: { $lt: snap.sequence } }, { $set: withSearch(type, fields) }, { upsert: true });
         return result.modifiedCount + result.upsertedCount > 0;
       } catch (e) {
         if (!isDuplicate(e)) throw e;
@@ -619,6 +650,32 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       run(async () => {
         const docs = await events.find({ aggregateType: type, aggregateId: id }).sort({ sequence: 1 }).toArray();
         return docs.map(toEvent);
+      }),
+
+    eventRange: (type, id, from, to) =>
+      run(async () => {
+        const range = { aggregateType: type, aggregateId: id, sequence: { $gte: from, $lte: to } };
+        const docs = await events.find(range).sort({ sequence: 1 }).toArray();
+        return docs.map(toEvent);
+      }),
+
+    searchUsers: <S>(search: UserSearch) =>
+      run(async () => {
+        if (search.limit <= 0) return [];
+        await prepareSearch();
+        const { filter, sort } = userSearchQuery(search);
+        const docs = await states('user')
+          .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 } })
+          .sort(sort)
+          .limit(search.limit)
+          .toArray();
+        return docs.map((d) => toSnapshot<S>(d));
+      }),
+
+    countUsers: (filter) =>
+      run(async () => {
+        await prepareSearch();
+        return states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>);
       }),
 
     ping: () =>

@@ -33,6 +33,8 @@
 //     Its append check also sees appends waiting for their disk sync; catchUp waits
 //     for such an append, so a loser of a race sees the winner after its error.
 
+import type { UserFilter, UserSearch, UserSearchFields } from './read-models.ts';
+
 export type AggregateType = 'instance' | 'org' | 'user' | 'idp' | 'project';
 
 export interface NewEvent {
@@ -67,6 +69,9 @@ export interface Snapshot<S> {
 
 export type Reducer<S = unknown> = (state: S | undefined, event: StoredEvent) => S;
 export type Reducers = Record<AggregateType, Reducer<any>>;
+
+/** What a user search looks at in a user's state (src/model/users.ts userSearchFields). */
+export type UserProjection = (state: any) => UserSearchFields;
 
 /** Two writers appended the same (aggregate, sequence): reload and retry. */
 export class ConcurrencyError extends Error {
@@ -123,6 +128,15 @@ export interface EventStore {
   lookup(key: string): Promise<{ aggregateType: AggregateType; aggregateId: string } | null>;
   /** All events of one aggregate in sequence order (tests, audits). */
   events(type: AggregateType, id: string): Promise<StoredEvent[]>;
+  /**
+   * The events of one aggregate with from <= sequence <= to, in sequence order: a page
+   * of its history (sequences run 1..n without gaps, so a page is a range).
+   */
+  eventRange(type: AggregateType, id: string, from: number, to: number): Promise<StoredEvent[]>;
+  /** Users matching a search, in its order, after its key, at most its limit (src/store/read-models.ts). */
+  searchUsers<S>(search: UserSearch): Promise<Snapshot<S>[]>;
+  /** How many users match a filter. */
+  countUsers(filter: UserFilter): Promise<number>;
   /** Resolves when the backing server answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -37,6 +37,7 @@ export type Scalars = {
   String: string;
   /** The `Boolean` scalar type represents `true` or `false`. */
   Boolean: boolean;
+  /** The `Int` scalar type represents non-fractional signed whole numeric values. Int can represent values between -(2^31) and 2^31 - 1. */
   Int: number;
   Float: number;
   /** Bytes, as standard base64 text. */
@@ -170,6 +171,43 @@ export type HashedPasswordInput = {
   hash: Scalars["String"];
 };
 
+/** A field an event set. Secrets show that they were set, never their value; metadata shows its keys only. */
+export type HistoryChange = {
+  __typename?: "HistoryChange";
+  field: Scalars["String"];
+  /** The new value as text (JSON for lists and objects); null when cleared, or for a secret (password, client secret) that was set. */
+  value?: Maybe<Scalars["String"]>;
+};
+
+export type HistoryConnection = {
+  __typename?: "HistoryConnection";
+  edges: Array<HistoryEdge>;
+  pageInfo: PageInfo;
+  /** How many events the object has. */
+  totalCount: Scalars["Int"];
+};
+
+export type HistoryEdge = {
+  __typename?: "HistoryEdge";
+  cursor: Scalars["String"];
+  node: HistoryEvent;
+};
+
+/** One event of an object: what changed, when, and who did it. */
+export type HistoryEvent = {
+  __typename?: "HistoryEvent";
+  changes: Array<HistoryChange>;
+  createdAt: Scalars["DateTime"];
+  /** The user who made the change; null for 'system', or a user the caller may not see (or that no longer exists). */
+  editor?: Maybe<User>;
+  /** The user who made the change, or 'system'. */
+  editorId: Scalars["ID"];
+  /** The object's sequence after the event. */
+  sequence: Scalars["UInt64"];
+  /** The event type, e.g. user.email.changed. */
+  type: Scalars["String"];
+};
+
 export type IDPLink = {
   __typename?: "IDPLink";
   idpId: Scalars["ID"];
@@ -190,6 +228,8 @@ export type IdentityProvider = {
   displayNameMapping: OIDCMappingField;
   /** The client secret is write-only: only whether one is stored. */
   hasClientSecret: Scalars["Boolean"];
+  /** The object's events, newest first (first/after), or from the oldest (last/before); at most 100 a page, 20 when neither first nor last is given. For whoever may read the object. */
+  history?: Maybe<HistoryConnection>;
   id: Scalars["ID"];
   issuer: Scalars["String"];
   name: Scalars["String"];
@@ -197,6 +237,13 @@ export type IdentityProvider = {
   resourceOwner: Scalars["ID"];
   scopes: Array<Scalars["String"]>;
   usernameMapping: OIDCMappingField;
+};
+
+export type IdentityProviderhistoryArgs = {
+  after?: InputMaybe<Scalars["String"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  first?: InputMaybe<Scalars["Int"]>;
+  last?: InputMaybe<Scalars["Int"]>;
 };
 
 export type Metadata = {
@@ -330,6 +377,8 @@ export type OIDCMappingField =
   | "OIDC_MAPPING_FIELD_PREFERRED_USERNAME"
   | "OIDC_MAPPING_FIELD_UNSPECIFIED";
 
+export type OrderDirection = "ASC" | "DESC";
+
 export type OrganisationInput = {
   orgDomain?: InputMaybe<Scalars["String"]>;
   orgId?: InputMaybe<Scalars["ID"]>;
@@ -340,8 +389,25 @@ export type Organization = {
   details: Details;
   /** The name as a DNS label under the instance domain. */
   domain: Scalars["String"];
+  /** The object's events, newest first (first/after), or from the oldest (last/before); at most 100 a page, 20 when neither first nor last is given. For whoever may read the object. */
+  history?: Maybe<HistoryConnection>;
   id: Scalars["ID"];
   name: Scalars["String"];
+};
+
+export type OrganizationhistoryArgs = {
+  after?: InputMaybe<Scalars["String"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  first?: InputMaybe<Scalars["Int"]>;
+  last?: InputMaybe<Scalars["Int"]>;
+};
+
+export type PageInfo = {
+  __typename?: "PageInfo";
+  endCursor?: Maybe<Scalars["String"]>;
+  hasNextPage: Scalars["Boolean"];
+  hasPreviousPage: Scalars["Boolean"];
+  startCursor?: Maybe<Scalars["String"]>;
 };
 
 export type PasswordInput = {
@@ -385,11 +451,20 @@ export type ProfileInput = {
 export type Project = {
   __typename?: "Project";
   details: Details;
+  /** The object's events, newest first (first/after), or from the oldest (last/before); at most 100 a page, 20 when neither first nor last is given. For whoever may read the object. */
+  history?: Maybe<HistoryConnection>;
   id: Scalars["ID"];
   name: Scalars["String"];
   /** The organization the project belongs to. */
   resourceOwner: Scalars["ID"];
   samlApps: Array<SAMLApp>;
+};
+
+export type ProjecthistoryArgs = {
+  after?: InputMaybe<Scalars["String"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  first?: InputMaybe<Scalars["Int"]>;
+  last?: InputMaybe<Scalars["Int"]>;
 };
 
 export type Query = {
@@ -404,6 +479,8 @@ export type Query = {
   project?: Maybe<Project>;
   /** A user of the organization selected by x-service-orgid; null when it does not exist there. */
   user?: Maybe<User>;
+  /** Users of the organization selected by x-service-orgid (else the caller's), for callers with user.read there; with allOrganizations, of every organization, for instance administrators. Pages of first (or last) users, 20 by default, at most 100; a cursor pages only the query (filter, order, organization) that returned it. Paging forward, hasPreviousPage is true when after is given (and backward, hasNextPage when before is). */
+  users: UserConnection;
 };
 
 export type QueryidentityProviderArgs = {
@@ -420,6 +497,16 @@ export type QueryprojectArgs = {
 
 export type QueryuserArgs = {
   id: Scalars["ID"];
+};
+
+export type QueryusersArgs = {
+  after?: InputMaybe<Scalars["String"]>;
+  allOrganizations?: InputMaybe<Scalars["Boolean"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  filter?: InputMaybe<UserFilter>;
+  first?: InputMaybe<Scalars["Int"]>;
+  last?: InputMaybe<Scalars["Int"]>;
+  orderBy?: InputMaybe<UserOrder>;
 };
 
 export type RegisterU2FInput = {
@@ -498,6 +585,20 @@ export type SetHumanPasswordPayload = {
   details: Details;
 };
 
+export type TextMatch = {
+  op?: InputMaybe<TextMatchOperator>;
+  value: Scalars["String"];
+};
+
+/** How a text filter matches, case-insensitively (after Unicode NFKC folding), with no wildcards. */
+export type TextMatchOperator =
+  /** Anywhere in the value; slower than the other two. */
+  | "CONTAINS"
+  /** The whole value. */
+  | "EXACT"
+  /** The beginning of the value. */
+  | "PREFIX";
+
 export type U2FToken = {
   __typename?: "U2FToken";
   id: Scalars["ID"];
@@ -570,6 +671,8 @@ export type User = {
   details: Details;
   email: Email;
   hasPassword: Scalars["Boolean"];
+  /** The object's events, newest first (first/after), or from the oldest (last/before); at most 100 a page, 20 when neither first nor last is given. For the user itself, or a caller holding user.read in its organization. */
+  history?: Maybe<HistoryConnection>;
   id: Scalars["ID"];
   idpLinks: Array<IDPLink>;
   metadata: Array<Metadata>;
@@ -583,6 +686,50 @@ export type User = {
   u2fTokens: Array<U2FToken>;
   username: Scalars["String"];
 };
+
+export type UserhistoryArgs = {
+  after?: InputMaybe<Scalars["String"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  first?: InputMaybe<Scalars["Int"]>;
+  last?: InputMaybe<Scalars["Int"]>;
+};
+
+export type UserConnection = {
+  __typename?: "UserConnection";
+  edges: Array<UserEdge>;
+  pageInfo: PageInfo;
+  /** How many users match, all pages together. */
+  totalCount: Scalars["Int"];
+};
+
+export type UserEdge = {
+  __typename?: "UserEdge";
+  cursor: Scalars["String"];
+  node: User;
+};
+
+/** Every given condition must hold. Text is compared case-insensitively. */
+export type UserFilter = {
+  /** Created at or after this time. */
+  createdAfter?: InputMaybe<Scalars["DateTime"]>;
+  /** Created before this time. */
+  createdBefore?: InputMaybe<Scalars["DateTime"]>;
+  displayNamePrefix?: InputMaybe<Scalars["String"]>;
+  email?: InputMaybe<TextMatch>;
+  emailVerified?: InputMaybe<Scalars["Boolean"]>;
+  firstNamePrefix?: InputMaybe<Scalars["String"]>;
+  lastNamePrefix?: InputMaybe<Scalars["String"]>;
+  state?: InputMaybe<UserState>;
+  username?: InputMaybe<TextMatch>;
+};
+
+/** Users with the same value are ordered by id, in the same direction. */
+export type UserOrder = {
+  direction?: InputMaybe<OrderDirection>;
+  field?: InputMaybe<UserOrderField>;
+};
+
+export type UserOrderField = "CHANGE_DATE" | "CREATION_DATE" | "USERNAME";
 
 export type UserState =
   | "USER_STATE_ACTIVE"
@@ -848,6 +995,11 @@ export type ResolversTypes = {
   EmailInput: EmailInput;
   Gender: Gender;
   HashedPasswordInput: HashedPasswordInput;
+  HistoryChange: ResolverTypeWrapper<HistoryChange>;
+  HistoryConnection: ResolverTypeWrapper<HistoryConnection>;
+  Int: ResolverTypeWrapper<Scalars["Int"]>;
+  HistoryEdge: ResolverTypeWrapper<HistoryEdge>;
+  HistoryEvent: ResolverTypeWrapper<HistoryEvent>;
   IDPLink: ResolverTypeWrapper<IDPLink>;
   IDPLinkInput: IDPLinkInput;
   IdentityProvider: ResolverTypeWrapper<IdentityProvider>;
@@ -856,8 +1008,10 @@ export type ResolversTypes = {
   MetadataInput: MetadataInput;
   Mutation: ResolverTypeWrapper<{}>;
   OIDCMappingField: OIDCMappingField;
+  OrderDirection: OrderDirection;
   OrganisationInput: OrganisationInput;
   Organization: ResolverTypeWrapper<Organization>;
+  PageInfo: ResolverTypeWrapper<PageInfo>;
   PasswordInput: PasswordInput;
   Phone: ResolverTypeWrapper<Phone>;
   PhoneInput: PhoneInput;
@@ -877,6 +1031,8 @@ export type ResolversTypes = {
   SetEmailPayload: ResolverTypeWrapper<SetEmailPayload>;
   SetHumanPasswordInput: SetHumanPasswordInput;
   SetHumanPasswordPayload: ResolverTypeWrapper<SetHumanPasswordPayload>;
+  TextMatch: TextMatch;
+  TextMatchOperator: TextMatchOperator;
   U2FToken: ResolverTypeWrapper<U2FToken>;
   U2FTokenState: U2FTokenState;
   UInt64: ResolverTypeWrapper<Scalars["UInt64"]>;
@@ -889,6 +1045,11 @@ export type ResolversTypes = {
   UpdateOIDCIdentityProviderInput: UpdateOIDCIdentityProviderInput;
   UpdateOIDCIdentityProviderPayload: ResolverTypeWrapper<UpdateOIDCIdentityProviderPayload>;
   User: ResolverTypeWrapper<User>;
+  UserConnection: ResolverTypeWrapper<UserConnection>;
+  UserEdge: ResolverTypeWrapper<UserEdge>;
+  UserFilter: UserFilter;
+  UserOrder: UserOrder;
+  UserOrderField: UserOrderField;
   UserState: UserState;
   VerifyEmailInput: VerifyEmailInput;
   VerifyEmailPayload: ResolverTypeWrapper<VerifyEmailPayload>;
@@ -921,6 +1082,11 @@ export type ResolversParentTypes = {
   Boolean: Scalars["Boolean"];
   EmailInput: EmailInput;
   HashedPasswordInput: HashedPasswordInput;
+  HistoryChange: HistoryChange;
+  HistoryConnection: HistoryConnection;
+  Int: Scalars["Int"];
+  HistoryEdge: HistoryEdge;
+  HistoryEvent: HistoryEvent;
   IDPLink: IDPLink;
   IDPLinkInput: IDPLinkInput;
   IdentityProvider: IdentityProvider;
@@ -930,6 +1096,7 @@ export type ResolversParentTypes = {
   Mutation: {};
   OrganisationInput: OrganisationInput;
   Organization: Organization;
+  PageInfo: PageInfo;
   PasswordInput: PasswordInput;
   Phone: Phone;
   PhoneInput: PhoneInput;
@@ -949,6 +1116,7 @@ export type ResolversParentTypes = {
   SetEmailPayload: SetEmailPayload;
   SetHumanPasswordInput: SetHumanPasswordInput;
   SetHumanPasswordPayload: SetHumanPasswordPayload;
+  TextMatch: TextMatch;
   U2FToken: U2FToken;
   UInt64: Scalars["UInt64"];
   UpdateHumanPhoneInput: UpdateHumanPhoneInput;
@@ -960,6 +1128,10 @@ export type ResolversParentTypes = {
   UpdateOIDCIdentityProviderInput: UpdateOIDCIdentityProviderInput;
   UpdateOIDCIdentityProviderPayload: UpdateOIDCIdentityProviderPayload;
   User: User;
+  UserConnection: UserConnection;
+  UserEdge: UserEdge;
+  UserFilter: UserFilter;
+  UserOrder: UserOrder;
   VerifyEmailInput: VerifyEmailInput;
   VerifyEmailPayload: VerifyEmailPayload;
   VerifyPhoneInput: VerifyPhoneInput;
@@ -1077,6 +1249,59 @@ export type EmailResolvers<
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
+export type HistoryChangeResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["HistoryChange"] =
+    ResolversParentTypes["HistoryChange"],
+> = {
+  field?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  value?: Resolver<Maybe<ResolversTypes["String"]>, ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type HistoryConnectionResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["HistoryConnection"] =
+    ResolversParentTypes["HistoryConnection"],
+> = {
+  edges?: Resolver<
+    Array<ResolversTypes["HistoryEdge"]>,
+    ParentType,
+    ContextType
+  >;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type HistoryEdgeResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["HistoryEdge"] =
+    ResolversParentTypes["HistoryEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["HistoryEvent"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type HistoryEventResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["HistoryEvent"] =
+    ResolversParentTypes["HistoryEvent"],
+> = {
+  changes?: Resolver<
+    Array<ResolversTypes["HistoryChange"]>,
+    ParentType,
+    ContextType
+  >;
+  createdAt?: Resolver<ResolversTypes["DateTime"], ParentType, ContextType>;
+  editor?: Resolver<Maybe<ResolversTypes["User"]>, ParentType, ContextType>;
+  editorId?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
+  sequence?: Resolver<ResolversTypes["UInt64"], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
 export type IDPLinkResolvers<
   ContextType = MercuriusContext,
   ParentType extends ResolversParentTypes["IDPLink"] =
@@ -1104,6 +1329,12 @@ export type IdentityProviderResolvers<
     ResolversTypes["Boolean"],
     ParentType,
     ContextType
+  >;
+  history?: Resolver<
+    Maybe<ResolversTypes["HistoryConnection"]>,
+    ParentType,
+    ContextType,
+    Partial<IdentityProviderhistoryArgs>
   >;
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   issuer?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
@@ -1257,8 +1488,38 @@ export type OrganizationResolvers<
 > = {
   details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
   domain?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  history?: Resolver<
+    Maybe<ResolversTypes["HistoryConnection"]>,
+    ParentType,
+    ContextType,
+    Partial<OrganizationhistoryArgs>
+  >;
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type PageInfoResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["PageInfo"] =
+    ResolversParentTypes["PageInfo"],
+> = {
+  endCursor?: Resolver<
+    Maybe<ResolversTypes["String"]>,
+    ParentType,
+    ContextType
+  >;
+  hasNextPage?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  hasPreviousPage?: Resolver<
+    ResolversTypes["Boolean"],
+    ParentType,
+    ContextType
+  >;
+  startCursor?: Resolver<
+    Maybe<ResolversTypes["String"]>,
+    ParentType,
+    ContextType
+  >;
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1300,6 +1561,12 @@ export type ProjectResolvers<
     ResolversParentTypes["Project"],
 > = {
   details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
+  history?: Resolver<
+    Maybe<ResolversTypes["HistoryConnection"]>,
+    ParentType,
+    ContextType,
+    Partial<ProjecthistoryArgs>
+  >;
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   name?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
   resourceOwner?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
@@ -1340,6 +1607,12 @@ export type QueryResolvers<
     ParentType,
     ContextType,
     RequireFields<QueryuserArgs, "id">
+  >;
+  users?: Resolver<
+    ResolversTypes["UserConnection"],
+    ParentType,
+    ContextType,
+    Partial<QueryusersArgs>
   >;
 };
 
@@ -1478,6 +1751,12 @@ export type UserResolvers<
   details?: Resolver<ResolversTypes["Details"], ParentType, ContextType>;
   email?: Resolver<ResolversTypes["Email"], ParentType, ContextType>;
   hasPassword?: Resolver<ResolversTypes["Boolean"], ParentType, ContextType>;
+  history?: Resolver<
+    Maybe<ResolversTypes["HistoryConnection"]>,
+    ParentType,
+    ContextType,
+    Partial<UserhistoryArgs>
+  >;
   id?: Resolver<ResolversTypes["ID"], ParentType, ContextType>;
   idpLinks?: Resolver<
     Array<ResolversTypes["IDPLink"]>,
@@ -1504,6 +1783,27 @@ export type UserResolvers<
     ContextType
   >;
   username?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type UserConnectionResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["UserConnection"] =
+    ResolversParentTypes["UserConnection"],
+> = {
+  edges?: Resolver<Array<ResolversTypes["UserEdge"]>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes["PageInfo"], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes["Int"], ParentType, ContextType>;
+  isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
+};
+
+export type UserEdgeResolvers<
+  ContextType = MercuriusContext,
+  ParentType extends ResolversParentTypes["UserEdge"] =
+    ResolversParentTypes["UserEdge"],
+> = {
+  cursor?: Resolver<ResolversTypes["String"], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes["User"], ParentType, ContextType>;
   isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 };
 
@@ -1545,12 +1845,17 @@ export type Resolvers<ContextType = MercuriusContext> = {
   DateTime?: GraphQLScalarType;
   Details?: DetailsResolvers<ContextType>;
   Email?: EmailResolvers<ContextType>;
+  HistoryChange?: HistoryChangeResolvers<ContextType>;
+  HistoryConnection?: HistoryConnectionResolvers<ContextType>;
+  HistoryEdge?: HistoryEdgeResolvers<ContextType>;
+  HistoryEvent?: HistoryEventResolvers<ContextType>;
   IDPLink?: IDPLinkResolvers<ContextType>;
   IdentityProvider?: IdentityProviderResolvers<ContextType>;
   JSONObject?: GraphQLScalarType;
   Metadata?: MetadataResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   Organization?: OrganizationResolvers<ContextType>;
+  PageInfo?: PageInfoResolvers<ContextType>;
   Phone?: PhoneResolvers<ContextType>;
   Profile?: ProfileResolvers<ContextType>;
   Project?: ProjectResolvers<ContextType>;
@@ -1568,6 +1873,8 @@ export type Resolvers<ContextType = MercuriusContext> = {
   UpdateMyProfilePayload?: UpdateMyProfilePayloadResolvers<ContextType>;
   UpdateOIDCIdentityProviderPayload?: UpdateOIDCIdentityProviderPayloadResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
+  UserConnection?: UserConnectionResolvers<ContextType>;
+  UserEdge?: UserEdgeResolvers<ContextType>;
   VerifyEmailPayload?: VerifyEmailPayloadResolvers<ContextType>;
   VerifyPhonePayload?: VerifyPhonePayloadResolvers<ContextType>;
   VerifyU2FRegistrationPayload?: VerifyU2FRegistrationPayloadResolvers<ContextType>;
@@ -1663,6 +1970,41 @@ export interface Loaders<
     isVerified?: LoaderResolver<Scalars["Boolean"], Email, {}, TContext>;
   };
 
+  HistoryChange?: {
+    field?: LoaderResolver<Scalars["String"], HistoryChange, {}, TContext>;
+    value?: LoaderResolver<
+      Maybe<Scalars["String"]>,
+      HistoryChange,
+      {},
+      TContext
+    >;
+  };
+
+  HistoryConnection?: {
+    edges?: LoaderResolver<Array<HistoryEdge>, HistoryConnection, {}, TContext>;
+    pageInfo?: LoaderResolver<PageInfo, HistoryConnection, {}, TContext>;
+    totalCount?: LoaderResolver<
+      Scalars["Int"],
+      HistoryConnection,
+      {},
+      TContext
+    >;
+  };
+
+  HistoryEdge?: {
+    cursor?: LoaderResolver<Scalars["String"], HistoryEdge, {}, TContext>;
+    node?: LoaderResolver<HistoryEvent, HistoryEdge, {}, TContext>;
+  };
+
+  HistoryEvent?: {
+    changes?: LoaderResolver<Array<HistoryChange>, HistoryEvent, {}, TContext>;
+    createdAt?: LoaderResolver<Scalars["DateTime"], HistoryEvent, {}, TContext>;
+    editor?: LoaderResolver<Maybe<User>, HistoryEvent, {}, TContext>;
+    editorId?: LoaderResolver<Scalars["ID"], HistoryEvent, {}, TContext>;
+    sequence?: LoaderResolver<Scalars["UInt64"], HistoryEvent, {}, TContext>;
+    type?: LoaderResolver<Scalars["String"], HistoryEvent, {}, TContext>;
+  };
+
   IDPLink?: {
     idpId?: LoaderResolver<Scalars["ID"], IDPLink, {}, TContext>;
     userId?: LoaderResolver<Scalars["String"], IDPLink, {}, TContext>;
@@ -1687,6 +2029,12 @@ export interface Loaders<
       Scalars["Boolean"],
       IdentityProvider,
       {},
+      TContext
+    >;
+    history?: LoaderResolver<
+      Maybe<HistoryConnection>,
+      IdentityProvider,
+      IdentityProviderhistoryArgs,
       TContext
     >;
     id?: LoaderResolver<Scalars["ID"], IdentityProvider, {}, TContext>;
@@ -1720,8 +2068,36 @@ export interface Loaders<
   Organization?: {
     details?: LoaderResolver<Details, Organization, {}, TContext>;
     domain?: LoaderResolver<Scalars["String"], Organization, {}, TContext>;
+    history?: LoaderResolver<
+      Maybe<HistoryConnection>,
+      Organization,
+      OrganizationhistoryArgs,
+      TContext
+    >;
     id?: LoaderResolver<Scalars["ID"], Organization, {}, TContext>;
     name?: LoaderResolver<Scalars["String"], Organization, {}, TContext>;
+  };
+
+  PageInfo?: {
+    endCursor?: LoaderResolver<
+      Maybe<Scalars["String"]>,
+      PageInfo,
+      {},
+      TContext
+    >;
+    hasNextPage?: LoaderResolver<Scalars["Boolean"], PageInfo, {}, TContext>;
+    hasPreviousPage?: LoaderResolver<
+      Scalars["Boolean"],
+      PageInfo,
+      {},
+      TContext
+    >;
+    startCursor?: LoaderResolver<
+      Maybe<Scalars["String"]>,
+      PageInfo,
+      {},
+      TContext
+    >;
   };
 
   Phone?: {
@@ -1750,6 +2126,12 @@ export interface Loaders<
 
   Project?: {
     details?: LoaderResolver<Details, Project, {}, TContext>;
+    history?: LoaderResolver<
+      Maybe<HistoryConnection>,
+      Project,
+      ProjecthistoryArgs,
+      TContext
+    >;
     id?: LoaderResolver<Scalars["ID"], Project, {}, TContext>;
     name?: LoaderResolver<Scalars["String"], Project, {}, TContext>;
     resourceOwner?: LoaderResolver<Scalars["ID"], Project, {}, TContext>;
@@ -1833,6 +2215,12 @@ export interface Loaders<
     details?: LoaderResolver<Details, User, {}, TContext>;
     email?: LoaderResolver<Email, User, {}, TContext>;
     hasPassword?: LoaderResolver<Scalars["Boolean"], User, {}, TContext>;
+    history?: LoaderResolver<
+      Maybe<HistoryConnection>,
+      User,
+      UserhistoryArgs,
+      TContext
+    >;
     id?: LoaderResolver<Scalars["ID"], User, {}, TContext>;
     idpLinks?: LoaderResolver<Array<IDPLink>, User, {}, TContext>;
     metadata?: LoaderResolver<Array<Metadata>, User, {}, TContext>;
@@ -1848,6 +2236,17 @@ export interface Loaders<
     state?: LoaderResolver<UserState, User, {}, TContext>;
     u2fTokens?: LoaderResolver<Array<U2FToken>, User, {}, TContext>;
     username?: LoaderResolver<Scalars["String"], User, {}, TContext>;
+  };
+
+  UserConnection?: {
+    edges?: LoaderResolver<Array<UserEdge>, UserConnection, {}, TContext>;
+    pageInfo?: LoaderResolver<PageInfo, UserConnection, {}, TContext>;
+    totalCount?: LoaderResolver<Scalars["Int"], UserConnection, {}, TContext>;
+  };
+
+  UserEdge?: {
+    cursor?: LoaderResolver<Scalars["String"], UserEdge, {}, TContext>;
+    node?: LoaderResolver<User, UserEdge, {}, TContext>;
   };
 
   VerifyEmailPayload?: {
@@ -2148,6 +2547,55 @@ export type UserU2FTokensQuery = {
       state: U2FTokenState;
     }>;
   } | null;
+};
+
+export type UsersQueryVariables = Exact<{
+  first?: InputMaybe<Scalars["Int"]>;
+  after?: InputMaybe<Scalars["String"]>;
+  last?: InputMaybe<Scalars["Int"]>;
+  before?: InputMaybe<Scalars["String"]>;
+  filter?: InputMaybe<UserFilter>;
+  orderBy?: InputMaybe<UserOrder>;
+  allOrganizations?: InputMaybe<Scalars["Boolean"]>;
+  withCount?: InputMaybe<Scalars["Boolean"]>;
+}>;
+
+export type UsersQuery = {
+  __typename?: "Query";
+  users: {
+    __typename?: "UserConnection";
+    totalCount?: number;
+    edges: Array<{
+      __typename?: "UserEdge";
+      cursor: string;
+      node: {
+        __typename?: "User";
+        id: string;
+        username: string;
+        resourceOwner: string;
+        state: UserState;
+        email: { __typename?: "Email"; email: string; isVerified: boolean };
+        profile: {
+          __typename?: "Profile";
+          firstName: string;
+          lastName: string;
+          displayName?: string | null;
+        };
+        details: {
+          __typename?: "Details";
+          creationDate?: string | null;
+          changeDate: string;
+        };
+      };
+    }>;
+    pageInfo: {
+      __typename?: "PageInfo";
+      hasNextPage: boolean;
+      hasPreviousPage: boolean;
+      startCursor?: string | null;
+      endCursor?: string | null;
+    };
+  };
 };
 
 export type DetailsFieldsFragment = {
@@ -3716,6 +4164,302 @@ export const UserU2FTokensDocument = {
     },
   ],
 } as unknown as DocumentNode<UserU2FTokensQuery, UserU2FTokensQueryVariables>;
+export const UsersDocument = {
+  kind: "Document",
+  definitions: [
+    {
+      kind: "OperationDefinition",
+      operation: "query",
+      name: { kind: "Name", value: "Users" },
+      variableDefinitions: [
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "first" },
+          },
+          type: { kind: "NamedType", name: { kind: "Name", value: "Int" } },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "after" },
+          },
+          type: { kind: "NamedType", name: { kind: "Name", value: "String" } },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: { kind: "Variable", name: { kind: "Name", value: "last" } },
+          type: { kind: "NamedType", name: { kind: "Name", value: "Int" } },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "before" },
+          },
+          type: { kind: "NamedType", name: { kind: "Name", value: "String" } },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "filter" },
+          },
+          type: {
+            kind: "NamedType",
+            name: { kind: "Name", value: "UserFilter" },
+          },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "orderBy" },
+          },
+          type: {
+            kind: "NamedType",
+            name: { kind: "Name", value: "UserOrder" },
+          },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "allOrganizations" },
+          },
+          type: { kind: "NamedType", name: { kind: "Name", value: "Boolean" } },
+        },
+        {
+          kind: "VariableDefinition",
+          variable: {
+            kind: "Variable",
+            name: { kind: "Name", value: "withCount" },
+          },
+          type: { kind: "NamedType", name: { kind: "Name", value: "Boolean" } },
+          defaultValue: { kind: "BooleanValue", value: false },
+        },
+      ],
+      selectionSet: {
+        kind: "SelectionSet",
+        selections: [
+          {
+            kind: "Field",
+            name: { kind: "Name", value: "users" },
+            arguments: [
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "first" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "first" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "after" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "after" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "last" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "last" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "before" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "before" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "filter" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "filter" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "orderBy" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "orderBy" },
+                },
+              },
+              {
+                kind: "Argument",
+                name: { kind: "Name", value: "allOrganizations" },
+                value: {
+                  kind: "Variable",
+                  name: { kind: "Name", value: "allOrganizations" },
+                },
+              },
+            ],
+            selectionSet: {
+              kind: "SelectionSet",
+              selections: [
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "totalCount" },
+                  directives: [
+                    {
+                      kind: "Directive",
+                      name: { kind: "Name", value: "include" },
+                      arguments: [
+                        {
+                          kind: "Argument",
+                          name: { kind: "Name", value: "if" },
+                          value: {
+                            kind: "Variable",
+                            name: { kind: "Name", value: "withCount" },
+                          },
+                        },
+                      ],
+                    },
+                  ],
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "edges" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "cursor" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "node" },
+                        selectionSet: {
+                          kind: "SelectionSet",
+                          selections: [
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "id" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "username" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "resourceOwner" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "state" },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "email" },
+                              selectionSet: {
+                                kind: "SelectionSet",
+                                selections: [
+                                  {
+                                    kind: "Field",
+                                    name: { kind: "Name", value: "email" },
+                                  },
+                                  {
+                                    kind: "Field",
+                                    name: { kind: "Name", value: "isVerified" },
+                                  },
+                                ],
+                              },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "profile" },
+                              selectionSet: {
+                                kind: "SelectionSet",
+                                selections: [
+                                  {
+                                    kind: "Field",
+                                    name: { kind: "Name", value: "firstName" },
+                                  },
+                                  {
+                                    kind: "Field",
+                                    name: { kind: "Name", value: "lastName" },
+                                  },
+                                  {
+                                    kind: "Field",
+                                    name: {
+                                      kind: "Name",
+                                      value: "displayName",
+                                    },
+                                  },
+                                ],
+                              },
+                            },
+                            {
+                              kind: "Field",
+                              name: { kind: "Name", value: "details" },
+                              selectionSet: {
+                                kind: "SelectionSet",
+                                selections: [
+                                  {
+                                    kind: "Field",
+                                    name: {
+                                      kind: "Name",
+                                      value: "creationDate",
+                                    },
+                                  },
+                                  {
+                                    kind: "Field",
+                                    name: { kind: "Name", value: "changeDate" },
+                                  },
+                                ],
+                              },
+                            },
+                          ],
+                        },
+                      },
+                    ],
+                  },
+                },
+                {
+                  kind: "Field",
+                  name: { kind: "Name", value: "pageInfo" },
+                  selectionSet: {
+                    kind: "SelectionSet",
+                    selections: [
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "hasNextPage" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "hasPreviousPage" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "startCursor" },
+                      },
+                      {
+                        kind: "Field",
+                        name: { kind: "Name", value: "endCursor" },
+                      },
+                    ],
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    },
+  ],
+} as unknown as DocumentNode<UsersQuery, UsersQueryVariables>;
 export const UpdateMyProfileDocument = {
   kind: "Document",
   definitions: [

@@ -1,0 +1,117 @@
+// The history of an aggregate, newest first, a page at a time (Relay paging).
+// Sequences run 1..n without gaps, so the snapshot's sequence is the count and a
+// page is a sequence range: one read of the snapshot, one of the range.
+import { invalidArgument, permissionDenied, type FieldViolation } from '../errors.ts';
+import type { Org } from '../model/orgs.ts';
+import type { User } from '../model/users.ts';
+import type { Snapshot, StoredEvent } from '../store/port.ts';
+import { authenticate, can, userReads } from './access.ts';
+import { load, type CommandContext } from './context.ts';
+import { visibleMany, type EntityKind } from './entities.ts';
+
+export type HistoryKind = EntityKind;
+
+export interface PageArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+export interface HistoryPage {
+  totalCount: number;
+  /** Newest first. */
+  edges: { cursor: string; node: StoredEvent }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+}
+
+export const DEFAULT_PAGE = 20;
+export const MAX_PAGE = 100;
+
+// Opaque to clients, bound to one aggregate: a cursor of another one is refused.
+const encodeCursor = (kind: HistoryKind, id: string, sequence: number) =>
+  Buffer.from(JSON.stringify([kind, id, sequence])).toString('base64url');
+
+function decodeCursor(kind: HistoryKind, id: string, cursor: string): number | null {
+  try {
+    const [k, i, sequence] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (k !== kind || i !== id || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return null;
+    // Only the canonical spelling: base64url decoding skips characters it does not know.
+    return encodeCursor(kind, id, sequence as number) === cursor ? (sequence as number) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The arguments checked without I/O, as every violated field. */
+function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
+  const violations: FieldViolation[] = [];
+  if (page.first != null && page.last != null) violations.push({ field: 'last', description: 'first and last cannot be given together' });
+  for (const field of ['first', 'last'] as const) {
+    const n = page[field];
+    if (n != null && (!Number.isInteger(n) || n < 0 || n > MAX_PAGE)) violations.push({ field, description: `must be between 0 and ${MAX_PAGE}` });
+  }
+  const cursors = { after: null as number | null, before: null as number | null };
+  for (const field of ['after', 'before'] as const) {
+    const cursor = page[field];
+    if (cursor == null) continue;
+    cursors[field] = decodeCursor(kind, id, cursor);
+    if (cursors[field] === null) violations.push({ field, description: 'is not a cursor of this history' });
+  }
+  if (violations.length > 0) throw invalidArgument(violations);
+  return cursors;
+}
+
+/**
+ * A user's history: the user itself, or a caller holding user.read in the user's
+ * organization (instance roles count). A user the caller may not see, or that does
+ * not exist: PERMISSION_DENIED, so ids cannot be probed.
+ */
+async function readableUser(ctx: CommandContext, id: string): Promise<Snapshot<unknown>> {
+  const caller = await authenticate(ctx, userReads(ctx, id));
+  if (id === caller.id) return caller.user;
+  const user = await load<User>(ctx, 'user', id);
+  const org = user && (await load<Org>(ctx, 'org', user.resourceOwner));
+  if (!user || !org || !(await can(ctx, caller, org, 'user.read'))) throw permissionDenied();
+  return user;
+}
+
+/** Organizations, projects and IDPs: whoever may read the object (the entity read rules, src/commands/entities.ts). */
+async function readable(ctx: CommandContext, kind: HistoryKind, id: string): Promise<Snapshot<unknown>> {
+  if (kind === 'user') return readableUser(ctx, id);
+  const found = (await visibleMany<unknown>(ctx, kind, [id])).get(id);
+  if (!found) throw permissionDenied();
+  return found;
+}
+
+/**
+ * A page of the aggregate's events, newest first: `first` after `after` walks
+ * back in time, `last` before `before` forward from the oldest end (at most 100,
+ * 20 when neither is given).
+ */
+export async function history(ctx: CommandContext, kind: HistoryKind, id: string, page: PageArgs): Promise<HistoryPage> {
+  const cursors = checkArgs(kind, id, page);
+  const total = (await readable(ctx, kind, id)).sequence;
+  for (const field of ['after', 'before'] as const) {
+    if ((cursors[field] ?? 0) > total) throw invalidArgument([{ field, description: 'is not a cursor of this history' }]);
+  }
+  // The window in sequences: `after` a cursor is older, `before` it newer (the list is newest first).
+  const newest = cursors.after !== null ? cursors.after - 1 : total;
+  const oldest = cursors.before !== null ? cursors.before + 1 : 1;
+  const [from, to] =
+    page.last != null
+      ? [oldest, Math.min(newest, oldest + page.last - 1)]
+      : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
+  const events = from <= to ? await ctx.deps.store.eventRange(kind, id, from, to) : [];
+  const edges = events.reverse().map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
+  return {
+    totalCount: total,
+    edges,
+    pageInfo: {
+      hasNextPage: from > 1,
+      hasPreviousPage: to < total,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}

@@ -1,0 +1,84 @@
+// The users of an organization (or of every one), for admin consoles: filtered,
+// ordered and paged Relay-style with keyset cursors (issue 13; src/store/read-models.ts).
+import { INSTANCE_ID } from '../model/orgs.ts';
+import { userSearchFields, type User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
+import { fold, userKey, type TextMatch, type UserFilter } from '../store/read-models.ts';
+import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
+import type { CommandContext } from './context.ts';
+import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserSearchInput } from './user-search-inputs.ts';
+
+export interface UserPage {
+  edges: { node: Snapshot<User>; cursor: string }[];
+  pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  /** How many users match the filter, all pages together: counted only when asked for. */
+  totalCount(): Promise<number>;
+}
+
+const match = (m: { op?: TextMatch['op'] | null; value: string } | null | undefined): TextMatch | undefined =>
+  m ? { op: m.op ?? 'EXACT', value: fold(m.value) } : undefined;
+const prefix = (v: string | null | undefined) => (v === null || v === undefined ? undefined : fold(v));
+
+function toFilter(f: UserSearchInput['filter'], orgId: string | undefined): UserFilter {
+  const filter: UserFilter = {
+    orgId,
+    username: match(f?.username),
+    email: match(f?.email),
+    displayNamePrefix: prefix(f?.displayNamePrefix),
+    firstNamePrefix: prefix(f?.firstNamePrefix),
+    lastNamePrefix: prefix(f?.lastNamePrefix),
+    state: f?.state ?? undefined,
+    emailVerified: f?.emailVerified ?? undefined,
+    createdFrom: f?.createdAfter ?? undefined,
+    createdTo: f?.createdBefore ?? undefined,
+  };
+  // Absent fields left out, so that the scope of a cursor does not depend on how they were absent.
+  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as UserFilter;
+}
+
+/**
+ * In the acting organization (x-service-orgid, else the caller's) with user.read
+ * there; with allOrganizations, in every organization, for an instance role with
+ * user.read. Backward paging (last/before) reads the reversed order after `before`
+ * and turns the page around. The flag away from the paging direction
+ * (hasPreviousPage going forward, hasNextPage going backward) is true when a cursor
+ * was given: its row lies that way.
+ */
+export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<UserPage> {
+  const input = parseUserSearch(raw);
+  const caller = await authenticate(ctx, input.allOrganizations ? { instance: [INSTANCE_ID] } : permissionReads(ctx));
+  let orgId: string | undefined;
+  if (input.allOrganizations) {
+    await requireInstance(ctx, caller, 'user.read');
+  } else {
+    const org = await actingOrg(ctx, caller);
+    await requireIn(ctx, caller, org, 'user.read');
+    orgId = org.id;
+  }
+
+  const filter = toFilter(input.filter, orgId);
+  const sort = input.orderBy?.field ?? 'USERNAME';
+  const descending = input.orderBy?.direction === 'DESC';
+  const scope = scopeHash({ filter, sort, descending });
+  const backward = input.last != null || input.before != null;
+  const size = (backward ? input.last : input.first) ?? DEFAULT_PAGE;
+  const cursor = backward ? input.before : input.after;
+  const after = cursor != null ? decodeCursor(cursor, scope, sort, backward ? 'before' : 'after') : undefined;
+
+  const { store } = ctx.deps;
+  const rows = await store.searchUsers<User>({ filter, sort, descending: descending !== backward, after, limit: size + 1 });
+  const more = rows.length > size;
+  const page = rows.slice(0, size);
+  if (backward) page.reverse();
+  const edges = page.map((node) => ({ node, cursor: encodeCursor(userKey(sort, { ...node, fields: userSearchFields(node.state) }), scope) }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: backward ? after !== undefined : more,
+      hasPreviousPage: backward ? more : after !== undefined,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    totalCount: () => store.countUsers(filter),
+  };
+}
