@@ -8,8 +8,9 @@ import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } fro
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { reducers } from './model/reducers.ts';
+import { userSearchFields } from './model/users.ts';
 import { restrictDataDir } from './data-dir.ts';
-import { createEmbeddedStore } from './store/embedded.ts';
+import { createSqliteStore } from './store/sqlite.ts';
 import type { EventStore } from './store/port.ts';
 import { timed, type Observe } from './http/metrics.ts';
 
@@ -42,14 +43,15 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         url: config.mongodbUrl,
         dbName: config.mongodbDb,
         reducers,
+        userFields: userSearchFields,
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
         repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
       })
-    : await createEmbeddedStore({ dataDir: config.dataDir, reducers });
+    : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger });
   let codeStore: CodeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
   let rateLimiter: RateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
   if (instrument) {
-    store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
+    store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
     if (config.redisUrl) {
       codeStore = timed(codeStore, ['put', 'check', 'clear', 'ping'], instrument.redis('codes'));
       rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));

@@ -52,7 +52,7 @@ describe('data folder modes', () => {
     const dataDir = path.join(root, 'data');
     await runGateway(dataDir);
     const found = await modes(dataDir);
-    expect(Object.keys(found)).toEqual(expect.arrayContaining(['.', 'events.log', 'signing-key.json', 'code-hmac.key']));
+    expect(Object.keys(found)).toEqual(expect.arrayContaining(['.', 'events.sqlite', 'signing-key.json', 'code-hmac.key']));
     for (const [name, mode] of Object.entries(found)) expect([name, mode.toString(8)]).toEqual([name, name === '.' ? '700' : '600']);
   });
 
@@ -69,7 +69,8 @@ describe('data folder modes', () => {
 
     const logs = await runGateway(dataDir);
     const found = await modes(dataDir);
-    expect(found).toMatchObject({ '.': 0o700, old: 0o700, 'old/notes.txt': 0o600, 'events.log': 0o600 });
+    // The old log is imported into the SQLite store at start and kept renamed, owner-only.
+    expect(found).toMatchObject({ '.': 0o700, old: 0o700, 'old/notes.txt': 0o600, 'events.log.imported': 0o600, 'events.sqlite': 0o600 });
     for (const [name, mode] of Object.entries(found)) expect(mode & 0o077, name).toBe(0);
     expect(logs.some((l) => l.includes('data folder was readable by others'))).toBe(true);
   });

@@ -275,6 +275,22 @@ function contract(open: () => Promise<Harness>) {
     ids.forEach((id, i) => expect(many.get(id)).toMatchObject({ sequence: 1, state: { count: i } }));
   });
 
+  it('reads a range of one aggregate\'s events, bounds included, in sequence order (eventRange)', async () => {
+    const [a, b] = [uid(), uid()];
+    for (let sequence = 1; sequence <= 5; sequence++) await h.store.append(ev(a, sequence, { add: sequence }));
+    await h.store.append(ev(b, 1));
+    const range = await h.store.eventRange('user', a, 2, 4);
+    expect(range.map((e) => e.sequence)).toEqual([2, 3, 4]);
+    expect(range[0]).toMatchObject({ aggregateType: 'user', aggregateId: a, type: 'user.counted', creator: 'tester', payload: { add: 2 } });
+    expect(range[0]!.createdAt).toBeInstanceOf(Date);
+    expect(range).toEqual((await h.store.events('user', a)).slice(1, 4));
+    expect((await h.store.eventRange('user', a, 5, 9)).map((e) => e.sequence)).toEqual([5]);
+    expect(await h.store.eventRange('user', a, 3, 2)).toEqual([]);
+    expect(await h.store.eventRange('user', a, 6, 10)).toEqual([]);
+    expect(await h.store.eventRange('org', a, 1, 5)).toEqual([]);
+    expect(await h.store.eventRange('user', uid(), 1, 5)).toEqual([]);
+  });
+
   it('answers ping', async () => {
     await expect(h.store.ping()).resolves.toBeUndefined();
   });
@@ -596,4 +612,41 @@ describe('mongo event store without a server', () => {
       await store.close();
     }
   });
+});
+
+// ---------------------------------------------------------------- SQLite
+
+import { DatabaseSync } from 'node:sqlite';
+import { createSqliteStore } from '../src/store/sqlite.ts';
+import { eventRow } from '../src/store/sqlite-rows.ts';
+import { DB_FILE, prepareWrites } from '../src/store/sqlite-schema.ts';
+
+describe('sqlite event store', () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+  const openSqlite = (dataDir: string) => createSqliteStore({ dataDir, reducers, cacheEntries: 50 });
+
+  describe('contract', () =>
+    contract(async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'store-contract-sqlite-'));
+      dirs.push(dir);
+      const h: Harness = {
+        store: await openSqlite(dir),
+        async reopen() {
+          await h.store.close();
+          return openSqlite(dir);
+        },
+        // The event row alone, written while the store is closed (it holds the file locked).
+        async writeEventOnly(event) {
+          await h.store.close();
+          const db = new DatabaseSync(join(dir, DB_FILE));
+          prepareWrites(db).insertEvent(eventRow(event));
+          db.close();
+          return openSqlite(dir);
+        },
+      };
+      return h;
+    }));
 });
