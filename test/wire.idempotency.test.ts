@@ -215,6 +215,18 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
       expect(second.details!.sequence).toBe(first.details!.sequence + 1n);
     });
 
+    it('so are lists: ListUsers with a key runs each time and sees a user added in between', async () => {
+      const key = unique('key-');
+      const one = keyed(key);
+      const first = await clients().users.listUsers({ query: { limit: 1 } }, one.options);
+      await newUser('Listed');
+      const two = keyed(key);
+      const second = await clients().users.listUsers({ query: { limit: 1 } }, two.options);
+      expect(one.replayed()).toBeNull();
+      expect(two.replayed()).toBeNull();
+      expect(second.details!.totalResult).toBe(first.details!.totalResult + 1n);
+    });
+
     it('without a token there is no caller: the header is ignored (UNAUTHENTICATED each time)', async () => {
       const key = unique('key-');
       const request = { userId: gw.adminId, firstName: 'Anon', lastName: 'Ymous' };

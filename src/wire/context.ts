@@ -69,11 +69,14 @@ export function unary<Req, Res>(
  * Server interceptor: the method and the error code of each call on the edge's request
  * state, so the request log line and the metrics name them (never the bodies).
  */
+/** ZITADEL's read methods (GetMyUser, ListUsers, …): never stored for idempotency, logged as queries. */
+export const isReadMethod = (name: string): boolean => name.startsWith('Get') || name.startsWith('List');
+
 export const requestFacts: Interceptor = (next) => async (req) => {
   const state = req.contextValues.get(requestStateKey);
   if (state) {
     state.operationName = req.method.name;
-    state.operationType = req.method.name.startsWith('Get') ? 'query' : 'mutation';
+    state.operationType = isReadMethod(req.method.name) ? 'query' : 'mutation';
     // Bounded by the services' methods: fit for metric labels.
     state.rootField = `${req.service.typeName}/${req.method.name}`;
   }

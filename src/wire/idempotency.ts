@@ -16,7 +16,7 @@ import { create, fromBinary, isMessage, toBinary, toJson, type DescMessage, type
 import { Code, ConnectError, type HandlerContext } from '@connectrpc/connect';
 import { canonical, type Idempotency } from '../http/idempotency-core.ts';
 import type { Logger } from '../log.ts';
-import { requestStateKey } from './context.ts';
+import { isReadMethod, requestStateKey } from './context.ts';
 import { toConnectError } from './errors.ts';
 
 /** What is kept of a wire answer (sealed by the core). */
@@ -73,7 +73,7 @@ function idempotentMethod(run: Method, idempotency: Idempotency, logger: Logger)
     const { service, method } = ctx;
     const state = ctx.values.get(requestStateKey);
     const where = { method: method.name, requestId: state?.requestId };
-    const mutation = !method.name.startsWith('Get');
+    const mutation = !isReadMethod(method.name);
     const fingerprint = () => (mutation ? `wire\n${service.typeName}/${method.name}\n${canonical(toJson(method.input, message))}` : null);
     let claim;
     try {

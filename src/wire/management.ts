@@ -14,6 +14,7 @@ import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
 import { base64, detailsV1, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
+import { listUsersV1 } from './list-users.ts';
 import { userV1 } from './users-v1.ts';
 
 // Request fields without a place in the commands; every other field of the implemented methods is mapped.
@@ -101,6 +102,8 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
       if (!user) throw notFound('User');
       return { user: userV1(user) };
     }),
+
+    listUsers: unary(wire, 'ListUsers', listUsersV1),
 
     getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req) => {
       const idp = await idps.identityProvider(ctx, req.id);

@@ -1,8 +1,8 @@
 // zitadel.user.v2.UserService: AddHumanUser, SetEmail, VerifyEmail, VerifyPhone, RegisterU2F,
-// VerifyU2FRegistration and GetUserByID; every other method answers UNIMPLEMENTED.
+// VerifyU2FRegistration, GetUserByID and ListUsers (list-users.ts); every other method answers UNIMPLEMENTED.
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { GenderSchema, UserStateSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
+import { GenderSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import { AddHumanUserRequestSchema, UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { visibleMany } from '../commands/entities.ts';
 import * as u2f from '../commands/u2f.ts';
@@ -10,9 +10,11 @@ import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { base64, detailsV2, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
+import { base64, detailsV2, enumName, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
 import type { FieldRenames } from './errors.ts';
+import { listUsersV2 } from './list-users.ts';
+import { userMessageV2 } from './user-message.ts';
 
 /** AddHumanUser's command fields whose wire names are not their snake_case. */
 const ADD_HUMAN_USER_RENAMES: FieldRenames = {
@@ -70,39 +72,7 @@ function addHumanUserInput(req: AddHumanUserRequest) {
 
 const userV2 = (u: Snapshot<User>) => {
   const details = detailsV2(snapshotDetails(u));
-  const { profile, email, phone } = u.state;
-  return {
-    details,
-    user: {
-      userId: u.id,
-      details,
-      state: enumNumber(UserStateSchema, u.state.state),
-      username: u.state.username,
-      loginNames: [u.state.username],
-      preferredLoginName: u.state.username,
-      type: {
-        case: 'human' as const,
-        value: {
-          userId: u.id,
-          state: enumNumber(UserStateSchema, u.state.state),
-          username: u.state.username,
-          loginNames: [u.state.username],
-          preferredLoginName: u.state.username,
-          profile: {
-            givenName: profile.firstName,
-            familyName: profile.lastName,
-            nickName: profile.nickName ?? undefined,
-            displayName: profile.displayName ?? undefined,
-            preferredLanguage: profile.preferredLanguage ?? undefined,
-            gender: enumNumber(GenderSchema, profile.gender),
-          },
-          email: { email: email.email, isVerified: email.isVerified },
-          phone: phone ? { phone: phone.phone, isVerified: phone.isVerified } : undefined,
-          passwordChangeRequired: u.state.passwordChangeRequired,
-        },
-      },
-    },
-  };
+  return { details, user: userMessageV2(u, details) };
 };
 
 export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserService>> {
@@ -158,5 +128,7 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
       if (!user) throw notFound('User');
       return userV2(user);
     }),
+
+    listUsers: unary(wire, 'ListUsers', listUsersV2),
   };
 }

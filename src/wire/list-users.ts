@@ -1,0 +1,269 @@
+// ListUsers of zitadel.user.v2.UserService and zitadel.management.v1.ManagementService over
+// the user search command (src/commands/user-search.ts): a translation of the request to the
+// command's input and of its pages to the response, nothing more. The command's rules, limits
+// and permission (user.read in the acting organization) apply as on GraphQL's Query.users.
+//
+// Queries (a list: all must hold; and_query flattened into it):
+// - user_name_query and login_name_query (a user's only login name here is its username),
+//   email_query: the search's username / email match; EQUALS(_IGNORE_CASE) is EXACT,
+//   STARTS_WITH(_IGNORE_CASE) PREFIX, CONTAINS(_IGNORE_CASE) CONTAINS. The search compares
+//   text case-insensitively (after NFKC folding), so the case-sensitive methods answer what
+//   their _IGNORE_CASE twins answer: a superset of ZITADEL's answer when case differs.
+// - first_name_query, last_name_query, display_name_query: STARTS_WITH(_IGNORE_CASE) only,
+//   the search's name prefixes (case-insensitive, as above).
+// - state_query: the state by its name (the command accepts the states users have here).
+// - type_query: every user here is human; TYPE_HUMAN matches them all, any other type none
+//   (an empty answer, after the command has checked the caller and the input).
+// - organization_id_query (v2): the acting organization, as x-zitadel-orgid is for v1; without
+//   it, v2 acts as v1 does: the header when sent, else the caller's own organization.
+// - anything else (or_query, not_query, in_user_ids_query, in_user_emails_query, nick_name_query,
+//   phone_query, ENDS_WITH methods, one field queried twice) is INVALID_ARGUMENT naming it.
+// Every refusal is found before anything is read, and listed with the command's own input
+// violations, all in the request's field names (`queries[0].user_name_query.user_name`).
+//
+// Order: sorting_column USER_NAME or CREATION_DATE (others: INVALID_ARGUMENT); UNSPECIFIED is
+// creation date, the nearest to ZITADEL's order by id (its ids follow creation). Direction:
+// ListQuery.asc, false (proto3's default) is descending, as ZITADEL documents.
+// Paging: ListQuery.limit is the command's page size (0: the command's default; past its maximum
+// the command's INVALID_ARGUMENT, named `query.limit`). ListQuery.offset walks the command's
+// keyset pages, each of its maximum size, up to MAX_OFFSET rows; a larger offset is
+// INVALID_ARGUMENT (`query.offset`), since every skipped page is a search of its own.
+// Answer: ListDetails with total_result (the command's count of matches) and the time of the read.
+import { type DescEnum, type DescField, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
+import { timestampNow } from '@bufbuild/protobuf/wkt';
+import {
+  ListUsersRequestSchema as ListUsersRequestV1Schema,
+  type ListUsersRequest as ListUsersRequestV1,
+  type ListUsersResponseSchema as ListUsersResponseV1Schema,
+} from '@zitadel/proto/zitadel/management_pb.js';
+import { SearchQuerySchema as SearchQueryV1Schema } from '@zitadel/proto/zitadel/user_pb.js';
+import { SearchQuerySchema as SearchQueryV2Schema } from '@zitadel/proto/zitadel/user/v2/query_pb.js';
+import {
+  ListUsersRequestSchema as ListUsersRequestV2Schema,
+  type ListUsersRequest as ListUsersRequestV2,
+  type ListUsersResponseSchema as ListUsersResponseV2Schema,
+} from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import type { CommandContext } from '../commands/context.ts';
+import { searchUsers, type UserPage } from '../commands/user-search.ts';
+import { MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
+import { AppError, BAD_REQUEST_TYPE, invalidArgument, type FieldViolation } from '../errors.ts';
+import type { User } from '../model/users.ts';
+import type { Snapshot } from '../store/port.ts';
+import { UNSUPPORTED } from './convert.ts';
+import { userMessageV2 } from './user-message.ts';
+import { userV1 } from './users-v1.ts';
+
+/** The deepest offset served: ten of the command's largest pages walked, then the page asked for. */
+export const MAX_OFFSET = 10 * MAX_PAGE;
+
+type Op = 'EXACT' | 'PREFIX' | 'CONTAINS';
+
+/** zitadel.v1.TextQueryMethod and zitadel.object.v2.TextQueryMethod (same names and numbers), as the search's operators. */
+const TEXT_OPS: Record<string, Op> = {
+  TEXT_QUERY_METHOD_EQUALS: 'EXACT',
+  TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE: 'EXACT',
+  TEXT_QUERY_METHOD_STARTS_WITH: 'PREFIX',
+  TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE: 'PREFIX',
+  TEXT_QUERY_METHOD_CONTAINS: 'CONTAINS',
+  TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE: 'CONTAINS',
+};
+
+/** Text queries (oneof case of SearchQuery) and the command filter field each one sets. */
+const MATCH_QUERIES: Record<string, 'username' | 'email'> = { userNameQuery: 'username', loginNameQuery: 'username', emailQuery: 'email' };
+const PREFIX_QUERIES: Record<string, 'firstNamePrefix' | 'lastNamePrefix' | 'displayNamePrefix'> = {
+  firstNameQuery: 'firstNamePrefix',
+  lastNameQuery: 'lastNamePrefix',
+  displayNameQuery: 'displayNamePrefix',
+};
+
+/** zitadel.user.v1 / v2 UserFieldName (same names) as the search's order; unlisted columns are refused. */
+const SORTS: Record<string, 'USERNAME' | 'CREATION_DATE'> = {
+  USER_FIELD_NAME_UNSPECIFIED: 'CREATION_DATE',
+  USER_FIELD_NAME_USER_NAME: 'USERNAME',
+  USER_FIELD_NAME_CREATION_DATE: 'CREATION_DATE',
+};
+
+/** A SearchQuery of either version, as its oneof. */
+interface AnyQuery {
+  query: { case: string | undefined; value?: unknown };
+}
+
+interface AnyListRequest {
+  query?: { offset: bigint; limit: number; asc: boolean };
+  sortingColumn: number;
+  queries: AnyQuery[];
+}
+
+/** What the request says, for the command; refusals collected, command field paths renamed to the request's. */
+interface Translation {
+  filter: Record<string, unknown>;
+  /** organization_id_query (v2). */
+  orgId?: string;
+  /** A type no user here has: nothing matches. */
+  noneMatch: boolean;
+  violations: FieldViolation[];
+  /** Command field path (`filter.username.value`) -> request field path. */
+  renames: Map<string, string>;
+  /** Command filter field -> the request path that set it (a field is queried once). */
+  setBy: Map<string, string>;
+}
+
+const nameOf = (desc: DescEnum | undefined, n: number) => desc?.value[n]?.name ?? String(n);
+
+/** The first field of a query message (its value: user_name, email_address, state, ...) and its `method`, if it has one. */
+function partsOf(message: DescMessage): { value: DescField; method?: DescField } {
+  return { value: message.fields.find((f) => f.number === 1)!, method: message.fields.find((f) => f.name === 'method') };
+}
+
+function translateQueries(schema: DescMessage, queries: readonly AnyQuery[], path: string, t: Translation): void {
+  queries.forEach((q, i) => {
+    const at = `${path}[${i}]`;
+    const kind = q.query.case;
+    const field = kind ? schema.fields.find((f) => f.localName === kind) : undefined;
+    if (!kind || !field || field.fieldKind !== 'message') {
+      t.violations.push({ field: at, description: 'must set one of its queries' });
+      return;
+    }
+    const fieldPath = `${at}.${field.name}`;
+    const value = q.query.value as Record<string, unknown>;
+    const parts = partsOf(field.message);
+    const claim = (key: string): boolean => {
+      const previous = t.setBy.get(key);
+      if (previous === undefined) {
+        t.setBy.set(key, fieldPath);
+        return true;
+      }
+      t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} beside ${previous}: one query per field` });
+      return false;
+    };
+    const method = () => nameOf(parts.method?.enum, value[parts.method!.localName] as number);
+
+    if (kind === 'andQuery') {
+      translateQueries(schema, (value as { queries: AnyQuery[] }).queries, `${fieldPath}.queries`, t);
+    } else if (MATCH_QUERIES[kind]) {
+      const key = MATCH_QUERIES[kind];
+      const op = TEXT_OPS[method()];
+      if (!op) t.violations.push({ field: `${fieldPath}.method`, description: `${method()} ${UNSUPPORTED}` });
+      else if (claim(key)) {
+        t.filter[key] = { op, value: value[parts.value.localName] };
+        t.renames.set(`filter.${key}`, fieldPath);
+        t.renames.set(`filter.${key}.value`, `${fieldPath}.${parts.value.name}`);
+        t.renames.set(`filter.${key}.op`, `${fieldPath}.method`);
+      }
+    } else if (PREFIX_QUERIES[kind]) {
+      const key = PREFIX_QUERIES[kind];
+      if (TEXT_OPS[method()] !== 'PREFIX') {
+        t.violations.push({
+          field: `${fieldPath}.method`,
+          description: `${method()} ${UNSUPPORTED} for this query (TEXT_QUERY_METHOD_STARTS_WITH and TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE are)`,
+        });
+      } else if (claim(key)) {
+        t.filter[key] = value[parts.value.localName];
+        t.renames.set(`filter.${key}`, `${fieldPath}.${parts.value.name}`);
+      }
+    } else if (kind === 'stateQuery') {
+      if (claim('state')) {
+        t.filter.state = nameOf(parts.value.enum, value[parts.value.localName] as number);
+        t.renames.set('filter.state', `${fieldPath}.${parts.value.name}`);
+      }
+    } else if (kind === 'typeQuery') {
+      if (claim('type') && nameOf(parts.value.enum, value[parts.value.localName] as number) !== 'TYPE_HUMAN') t.noneMatch = true;
+    } else if (kind === 'organizationIdQuery') {
+      const orgId = value[parts.value.localName] as string;
+      // The descriptor's rule (validate.rules min_len 1): the command has no field to check it.
+      if (orgId === '') t.violations.push({ field: `${fieldPath}.${parts.value.name}`, description: 'must not be empty' });
+      else if (claim('organization')) t.orgId = orgId;
+    } else {
+      t.violations.push({ field: fieldPath, description: UNSUPPORTED });
+    }
+  });
+}
+
+/** A command field path in the request's names: the longest renamed prefix, the rest as it is. */
+function wireName(renames: Map<string, string>, path: string): string {
+  const parts = path.split('.');
+  for (let n = parts.length; n > 0; n--) {
+    const head = renames.get(parts.slice(0, n).join('.'));
+    if (head !== undefined) return [head, ...parts.slice(n)].join('.');
+  }
+  return path;
+}
+
+const violationsOf = (err: AppError): FieldViolation[] =>
+  err.details.filter((d) => d['@type'] === BAD_REQUEST_TYPE).flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as FieldViolation[]) : []));
+
+/** The command's INVALID_ARGUMENT with its fields in the request's names; any other failure as it is. */
+function renamed(err: unknown, renames: Map<string, string>): unknown {
+  if (!(err instanceof AppError) || err.code !== 'INVALID_ARGUMENT') return err;
+  const violations = violationsOf(err);
+  if (violations.length === 0) return err;
+  return invalidArgument(violations.map((v) => ({ field: wireName(renames, v.field), description: v.description })));
+}
+
+/** The users of a request of either version, in its order and window, and how many match in all. */
+async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum: DescEnum | undefined, req: AnyListRequest) {
+  const t: Translation = { filter: {}, noneMatch: false, violations: [], renames: new Map(), setBy: new Map() };
+  t.renames.set('first', 'query.limit');
+  t.renames.set('filter', 'queries');
+  translateQueries(searchQuery, req.queries, 'queries', t);
+
+  const column = nameOf(sortEnum, req.sortingColumn);
+  const sort = SORTS[column];
+  if (!sort) t.violations.push({ field: 'sorting_column', description: `${column} ${UNSUPPORTED} (USER_FIELD_NAME_USER_NAME and USER_FIELD_NAME_CREATION_DATE are)` });
+  const offset = req.query?.offset ?? 0n;
+  if (offset > BigInt(MAX_OFFSET)) {
+    t.violations.push({ field: 'query.offset', description: `must be at most ${MAX_OFFSET} (narrow the query, or page on from a later position)` });
+  }
+
+  const input = {
+    filter: t.filter,
+    orderBy: { field: sort ?? 'CREATION_DATE', direction: req.query?.asc ? 'ASC' : 'DESC' },
+    first: req.query?.limit || undefined,
+  };
+  // The command's input rules, before anything is read, so that its violations and the ones above come in one answer.
+  try {
+    parseUserSearch(input);
+  } catch (err) {
+    const again = renamed(err, t.renames);
+    if (!(again instanceof AppError) || again.code !== 'INVALID_ARGUMENT') throw again;
+    t.violations.push(...violationsOf(again));
+  }
+  if (t.violations.length > 0) throw invalidArgument(t.violations);
+
+  const acting = t.orgId === undefined ? ctx : { ...ctx, orgHeader: t.orgId };
+  const search = (more: { first?: number; after?: string }): Promise<UserPage> =>
+    searchUsers(acting, { ...input, ...more }).catch((err: unknown) => {
+      throw renamed(err, t.renames);
+    });
+
+  if (t.noneMatch) {
+    await search({ first: 0 }); // the caller, its permission and the input, checked as for any search
+    return { users: [] as Snapshot<User>[], total: 0 };
+  }
+  // The offset, in the command's own pages: each of its largest size, from the end cursor of the last.
+  let after: string | undefined;
+  for (let skipped = 0; skipped < offset; ) {
+    const step = await search({ first: Math.min(MAX_PAGE, Number(offset) - skipped), after });
+    skipped += step.edges.length;
+    if (!step.pageInfo.hasNextPage || !step.pageInfo.endCursor) return { users: [] as Snapshot<User>[], total: await step.totalCount() };
+    after = step.pageInfo.endCursor;
+  }
+  const page = await search({ first: input.first, after });
+  return { users: page.edges.map((e) => e.node as Snapshot<User>), total: await page.totalCount() };
+}
+
+const sortingColumnEnum = (request: DescMessage) => request.fields.find((f) => f.name === 'sorting_column')?.enum;
+const V2 = { searchQuery: SearchQueryV2Schema, sortingColumn: sortingColumnEnum(ListUsersRequestV2Schema) };
+const V1 = { searchQuery: SearchQueryV1Schema, sortingColumn: sortingColumnEnum(ListUsersRequestV1Schema) };
+
+/** zitadel.user.v2.UserService/ListUsers. */
+export async function listUsersV2(ctx: CommandContext, req: ListUsersRequestV2): Promise<MessageInitShape<typeof ListUsersResponseV2Schema>> {
+  const { users, total } = await listUsers(ctx, V2.searchQuery, V2.sortingColumn, req);
+  return { details: { totalResult: BigInt(total), timestamp: timestampNow() }, sortingColumn: req.sortingColumn, result: users.map((u) => userMessageV2(u)) };
+}
+
+/** zitadel.management.v1.ManagementService/ListUsers (the organization: x-zitadel-orgid, else the caller's). */
+export async function listUsersV1(ctx: CommandContext, req: ListUsersRequestV1): Promise<MessageInitShape<typeof ListUsersResponseV1Schema>> {
+  const { users, total } = await listUsers(ctx, V1.searchQuery, V1.sortingColumn, req);
+  return { details: { totalResult: BigInt(total), viewTimestamp: timestampNow() }, sortingColumn: req.sortingColumn, result: users.map(userV1) };
+}
