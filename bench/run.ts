@@ -49,6 +49,15 @@ import { meLoad, scenarios, sequentialOps, type Load, type Scenario, type Sequen
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The servers run compiled (npm run build), as in production: no TypeScript loader in the measured process.
 const childScript = path.join(root, 'dist/bench/server-child.js');
+/**
+ * The V8 flags the gateway is deployed with (package.json's start:prod, the Dockerfile's
+ * CMD): every server of the bench runs with them, the baselines too, so the ratios
+ * compare like with like and the gateway's RSS is the one an operator sees.
+ */
+const productionFlags: string[] = (() => {
+  const script: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts['start:prod'];
+  return script.split(/\s+/).filter((word) => word.startsWith('--'));
+})();
 
 // ---------------------------------------------------------------- options
 
@@ -121,7 +130,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function startChild(kind: ServerKind, env: Record<string, string>, nodeArgs: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [...nodeArgs, childScript, kind], {
+  const proc = spawn(process.execPath, [...productionFlags, ...nodeArgs, childScript, kind], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -1004,7 +1013,7 @@ async function main(): Promise<number> {
     lines.push(
       table(speedRows),
       '',
-      `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
+      `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionFlags.join(' ') || 'no flags'} (start:prod's), ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
     );
     if (profileRow?.ratioYogaPing !== undefined && yoga) {
       lines.push('', `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`);
@@ -1080,7 +1089,7 @@ async function main(): Promise<number> {
       command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
       machine: { ...m, loadAverageAtStart, loadAverageAtEnd: load },
       source: gitState(),
-      options: { duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
+      options: { nodeFlags: productionFlags, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
       servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem, mongoServer: rtRuns['mongodb+redis']?.server },
       elapsedSeconds: Math.round((Date.now() - started) / 1000),
       results: rows,
