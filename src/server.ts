@@ -23,7 +23,8 @@ import { asAppError } from './errors.ts';
 import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
 import { openStores, type Stores } from './stores.ts';
 import { maxRequestBodyBytes } from './http/body-limit.ts';
-import { createWireRoute } from './wire/rest-route.ts';
+import { lazyWireRoute } from './http/lazy-wire.ts';
+import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 
 export interface Gateway {
   yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
@@ -106,7 +107,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
-  const wire = createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config), ready: http.ready, idempotency: http.idempotency });
+  // Loaded at its first request, not at start (src/http/lazy-wire.ts).
+  const wire = lazyWireRoute({
+    mayMatch: mayBeWirePath,
+    protocolOf: wireProtocolOf,
+    cors: WIRE_CORS,
+    load: async () =>
+      (await import('./wire/rest-route.ts')).createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config), ready: http.ready, idempotency: http.idempotency }),
+  });
 
   let stopping: Promise<boolean> | undefined;
   const shutdown = () =>

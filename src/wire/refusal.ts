@@ -12,18 +12,12 @@ import type { Logger } from '../log.ts';
 import { toConnectError } from './errors.ts';
 import { markTooLarge, writeRestError } from './rest-errors.ts';
 import type { NodeRequest } from './index.ts';
+import { rpcProtocolOf } from './paths.ts';
 
 type NodeResponse = ServerResponse | Http2ServerResponse;
 const head = (res: NodeResponse, status: number, headers: Record<string, string | number>) => (res as ServerResponse).writeHead(status, headers);
 
 /** The RPC protocol of a request on an RPC path, from its content type. */
-export function rpcProtocolOf(contentType: string | undefined): 'grpc' | 'grpc-web' | 'grpc-web-text' | 'connect' {
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type.startsWith('application/grpc-web-text')) return 'grpc-web-text';
-  if (type.startsWith('application/grpc-web')) return 'grpc-web';
-  if (type.startsWith('application/grpc')) return 'grpc';
-  return 'connect';
-}
 
 export function writeRpcError(req: NodeRequest, res: NodeResponse, error: ConnectError, extraHeaders: Record<string, string> = {}): void {
   const protocol = rpcProtocolOf(req.headers['content-type']);

@@ -8,7 +8,8 @@ import type { Http2ServerResponse } from 'node:http2';
 import type { AppError } from '../errors.ts';
 import type { CorsSpec } from '../http/cors.ts';
 import { createWireHandler, isWirePath, wireServices, type NodeHandler, type NodeRequest, type WireOptions } from './index.ts';
-import { rpcProtocolOf, writeWireRefusal } from './refusal.ts';
+import { WIRE_CORS, wireProtocolOf } from './paths.ts';
+import { writeWireRefusal } from './refusal.ts';
 import { createRestHandler, type RestHandler } from './rest.ts';
 
 /** The REST/JSON handler for the four wire services. */
@@ -20,15 +21,6 @@ export function createWireRestHandler(options: WireOptions): RestHandler {
 
 type NodeResponse = ServerResponse | Http2ServerResponse;
 
-/** For browsers (gRPC-web, Connect, REST from a page): the headers their clients send and read. */
-const WIRE_CORS: CorsSpec = {
-  methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-  allowHeaders: [
-    ...['authorization', 'content-type', 'x-service-orgid', 'x-zitadel-orgid', 'idempotency-key', 'x-request-id'],
-    ...['connect-protocol-version', 'connect-timeout-ms', 'x-grpc-web', 'x-user-agent', 'grpc-timeout'],
-  ],
-  exposeHeaders: ['x-request-id', 'retry-after', 'idempotency-replayed', 'grpc-status', 'grpc-message', 'grpc-status-details-bin'],
-};
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0] ?? '/';
 
 /** A WireRoute: the RPC paths to connect-node, the REST paths (any verb: a wrong one answers 501 as grpc-gateway does) to the REST handler. */
@@ -47,7 +39,7 @@ export function createWireRoute(options: WireOptions): {
     matches: (path) => isWirePath(path) || rest.matchesPath(path),
     handler: (req, res, state) => (isWirePath(pathOf(req.url)) ? rpc(req, res, state) : rest.handler(req, res, state)),
     cors: WIRE_CORS,
-    protocolOf: (req, path) => (isWirePath(path) ? rpcProtocolOf(req.headers['content-type']) : 'rest'),
+    protocolOf: (req, path) => wireProtocolOf(req.headers['content-type'], path),
     refuse: (req, res, path, error, headers) => writeWireRefusal(req, res, isWirePath(path), error, headers, options.logger),
   };
 }

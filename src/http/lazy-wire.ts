@@ -1,0 +1,41 @@
+// The wire API, loaded at its first request. Its descriptors (ZITADEL's four services and
+// every message they use) cost about 0.9 s of CPU and 25-90 MB to load, which held up every
+// start and weighed on gateways that serve GraphQL only. The first wire request waits for
+// the load (its body stays unread meanwhile); later ones find it loaded. Until then the
+// wire's paths are matched by their shape, a superset: a path of that shape the wire does
+// not serve is answered by the wire as not found, instead of by GraphQL's 404.
+import type { WireRoute } from './index.ts';
+
+export interface LazyWire {
+  /** Paths the wire may serve: a superset, until the wire is loaded and matches exactly. */
+  mayMatch(path: string): boolean;
+  protocolOf(contentType: string | undefined, path: string): string;
+  cors: WireRoute['cors'];
+  load(): Promise<WireRoute>;
+}
+
+export function lazyWireRoute(lazy: LazyWire): WireRoute & { preload(): Promise<WireRoute> } {
+  let route: WireRoute | undefined;
+  let loading: Promise<WireRoute> | undefined;
+  const preload = () => {
+    if (!loading) {
+      loading = lazy.load().then((r) => (route = r));
+      loading.catch(() => {}); // a failed load fails the requests that wait for it (below), not the process
+    }
+    return loading;
+  };
+  const failed = (res: any) => {
+    if (res.headersSent) return res.destroy();
+    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('the wire API could not be loaded\n');
+  };
+  return {
+    preload,
+    matches: (path) => (route ? route.matches(path) : lazy.mayMatch(path)),
+    protocolOf: (req, path) => (route ? route.protocolOf(req, path) : lazy.protocolOf(req.headers['content-type'], path)),
+    cors: lazy.cors,
+    handler: (req, res, state) => (route ? route.handler(req, res, state) : void preload().then((r) => r.handler(req, res, state), () => failed(res))),
+    refuse: (req, res, path, error, headers) =>
+      route ? route.refuse(req, res, path, error, headers) : void preload().then((r) => r.refuse(req, res, path, error, headers), () => failed(res)),
+  };
+}
