@@ -55,8 +55,10 @@ CREATE INDEX IF NOT EXISTS user_search_org_changed ON user_search (org, changed,
 CREATE INDEX IF NOT EXISTS user_search_username ON user_search (username, id);
 CREATE INDEX IF NOT EXISTS user_search_created ON user_search (created, id);
 CREATE INDEX IF NOT EXISTS user_search_changed ON user_search (changed, id);
-CREATE INDEX IF NOT EXISTS user_search_org_email ON user_search (org, email);
-CREATE INDEX IF NOT EXISTS user_search_email ON user_search (email);
+DROP INDEX IF EXISTS user_search_org_email;
+DROP INDEX IF EXISTS user_search_email;
+CREATE INDEX IF NOT EXISTS user_search_org_email_sorts ON user_search (org, email, username, created);
+CREATE INDEX IF NOT EXISTS user_search_email_sorts ON user_search (email, username, created);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 `;
 
