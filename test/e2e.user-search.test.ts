@@ -1,9 +1,35 @@
 // Query.users end to end over HTTP, on the embedded stores and on MongoDB-wire + Redis:
-// 10,000 users seeded in bulk through the store port (the events addHumanUser writes;
-// fewer on FerretDB, see FERRET), then every filter, order, paging direction, cursor
-// check and permission, each answer compared with what the test works out itself from
-// what it seeded.
-import { MongoClient } from 'mongodb';
+// 10,000 users in two organizations (9,300 in A, 700 in B) on both, then every filter,
+// order, paging direction, cursor check and permission, each answer compared with what
+// the test works out itself from what it seeded. One suite body; only the seeding differs:
+//   embedded      through the store port, one append per user (64 at a time), as
+//                 addHumanUser writes them;
+//   MongoDB-wire  src/store/mongo-bulk.ts: the documents append writes, 1,000 users per
+//                 insertMany (test/store.mongo-bulk.test.ts holds it to append's). One
+//                 append at a time is no option on FerretDB v1: its upsert scans the users
+//                 collection (about 0.5 s per user at 2,000 users).
+//
+// On FerretDB v1.24 (what runs here; no real MongoDB on this machine) every find and
+// count reads and decodes every user document: no index is used, not even for the
+// organization. Measured on this machine (2 cores, shared with other test runs, load
+// average about 3), MongoDB-wire suite run alone:
+//   - seed, 10,000 users through the bulk loader: 6.3 to 9.5 s (embedded, through the
+//     port: about 4 s);
+//   - one search at 10,000 users: 2.1 to 3.7 s, whatever it matches (embedded: 13-50 ms);
+//     a filter check (page + count) 4 to 10 s, an order check (3 pages) 6 to 18 s, run
+//     one after another; about 84 searches in the suite;
+//   - paging through organization B: with 3,000 in B (the earlier split) each walk ran
+//     past the 30 s test timeout (about 30 pages, and 20 additions forward, were due);
+//     with 1,000 in B forward (11 pages, 8 additions) took 79 s, backward 49 s.
+// So B holds 700 (about the fewest that still gives the forward walk its three rounds of
+// additions at pages of 100: 8 pages each way), on both stores; and the checks that leave
+// B alone run concurrently with the walks (the only writes, to B), so that FerretDB can
+// use both cores when they are free (4 searches at once: 6.3 s, one after another: 12.5 s).
+// The MongoDB-wire gateway runs without its repair loop (each pass reads the whole events
+// collection on FerretDB v1; there is nothing to repair). With all that the MongoDB-wire
+// suite took 265 to 323 s here (embedded: 10 s), forward walk 56 to 75 s, backward 24 to
+// 29 s: above the 120 s aimed at, because a search costs FerretDB v1 about 3 s of one core
+// at 10,000 users and the other core was mostly busy with other runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AddHumanUserDocument,
@@ -15,28 +41,20 @@ import {
   type UsersQueryVariables,
 } from './generated/operations.ts';
 import { onlyError, startGateway, type Response, type TestGateway } from './support/gateway.ts';
-import { facts, SEEDED_PASSWORD_HASH, type HumanOptions } from './support/given.ts';
+import { facts, SEEDED_PASSWORD_HASH, type Fact, type HumanOptions } from './support/given.ts';
 import { describeWith } from './support/servers.ts';
 import { expected, lower, modelOf, ordered, type Model } from './support/user-search-contract.ts';
-import type { User } from '../src/model/users.ts';
+import type { User, UserAdded } from '../src/model/users.ts';
+import { bulkLoadUsers } from '../src/store/mongo-bulk.ts';
+import type { Snapshot } from '../src/store/port.ts';
 import type { UserFilter, UserSortField } from '../src/store/read-models.ts';
 
 /**
- * How many users are seeded (the first `inB` in organization B, the rest in A), how many
- * appends run together, and the page size of the walks through organization B.
+ * How many users are seeded (the first `inB` in organization B, the rest in A), and the
+ * page size of the walks through organization B. The same on every store.
  */
-interface Scale {
-  users: number;
-  inB: number;
-  width: number;
-  walkPage: number;
-}
-const FULL: Scale = { users: 10_000, inB: 3_000, width: 64, walkPage: 100 };
-// FerretDB v1 (SQLite) writes a new state document in time linear in the collection's
-// size (its upsert scans: about 0.5 s per append at 2,000 users, measured), so 10,000
-// appends would take hours there; and concurrent writers hit SQLITE_BUSY. Real MongoDB
-// gets the full 10,000.
-const FERRET: Scale = { users: 300, inB: 100, width: 1, walkPage: 10 };
+const SCALE = { users: 10_000, inB: 700, walkPage: 100 };
+type Scale = typeof SCALE;
 const FIRST = ['Ada', 'Grace', 'Alan', 'Édith', 'Linus', 'Barbara', 'Ken', 'Margaret', 'Dennis', 'Frances', 'Zoë', 'ﬁona'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Piaf', 'Torvalds', 'Liskov', 'Thompson', 'Hamilton', 'Ritchie', 'Allen', 'Noether'];
 const DOMAINS = ['example.com', 'Example.ORG', 'corp.test'];
@@ -84,7 +102,38 @@ async function pool<T, R>(items: T[], width: number, work: (item: T) => Promise<
   return out;
 }
 
-function searchSuite(name: string, env: () => Record<string, string>, scaleOf: () => Promise<Scale> = async () => FULL) {
+/** Writes the seeded users' user.added events (addHumanUser's, as facts) and answers their snapshots as the store holds them. */
+type Seeder = (gw: TestGateway, users: Fact[]) => Promise<Snapshot<User>[]>;
+
+/** Through the store port, 64 appends at a time: one append per user, as addHumanUser writes it. */
+const throughPort: Seeder = (gw, users) =>
+  pool(users, 64, async (fact) => {
+    const { snapshot } = await gw.gateway.deps.store.append<User>(
+      { aggregateType: 'user', aggregateId: fact.aggregateId, sequence: 1, type: fact.type, payload: fact.payload, creator: gw.adminId, resourceOwner: fact.resourceOwner! },
+      { claims: fact.claims, base: null },
+    );
+    return snapshot;
+  });
+
+/**
+ * Straight into the gateway's MongoDB database, with the documents the store's append
+ * writes (src/store/mongo-bulk.ts; test/store.mongo-bulk.test.ts holds it to that), 1,000
+ * users per insertMany. Creation times a millisecond apart for every 4 users, so that
+ * dates tie as they do for appends running together.
+ */
+const intoMongo: Seeder = async (gw, users) => {
+  const t0 = Date.now() - users.length;
+  const { snapshots } = await bulkLoadUsers({
+    url: gw.config.mongodbUrl!, dbName: gw.config.mongodbDb,
+    users: users.map((fact, i) => ({
+      id: fact.aggregateId, orgId: fact.resourceOwner!, user: fact.payload as unknown as UserAdded, claims: fact.claims,
+      creator: gw.adminId, createdAt: new Date(t0 + Math.floor(i / 4)),
+    })),
+  });
+  return snapshots;
+};
+
+function searchSuite(name: string, env: () => Record<string, string>, seed: Seeder, scale: Scale = SCALE) {
   describe(name, () => {
     let gw: TestGateway;
     let orgA: string;
@@ -92,7 +141,6 @@ function searchSuite(name: string, env: () => Record<string, string>, scaleOf: (
     const models: Model[] = [];
     const tokens: Record<'viewerA' | 'ownerA' | 'viewerB', string> = { viewerA: '', ownerA: '', viewerB: '' };
     let seq = 0;
-    let scale: Scale;
 
     const search = (variables: UsersQueryVariables, opts: { token?: string | null; orgId?: string } = { orgId: orgA }) =>
       gw.send(UsersDocument, variables, opts);
@@ -125,33 +173,27 @@ function searchSuite(name: string, env: () => Record<string, string>, scaleOf: (
     };
 
     beforeAll(async () => {
-      scale = await scaleOf();
       gw = await startGateway({ env: env() });
       const org = async (n: string) => (await gw.send(AddOrganizationDocument, { input: { name: `${n} ${Date.now()}` } })).data!.addOrganization.orgId;
       [orgA, orgB] = [await org('Search A'), await org('Search B')];
 
-      const started = performance.now();
-      const { store } = gw.gateway.deps;
-      const seeded = await pool([...Array(scale.users).keys()], scale.width, async (i) => {
-        const fact = facts.human(`seed-${String(i).padStart(5, '0')}`, i < scale.inB ? orgB : orgA, seedOptions(i));
-        const { snapshot } = await store.append<User>(
-          { aggregateType: 'user', aggregateId: fact.aggregateId, sequence: 1, type: fact.type, payload: fact.payload, creator: gw.adminId, resourceOwner: fact.resourceOwner! },
-          { claims: fact.claims, base: null },
-        );
-        return modelOf(snapshot);
-      });
-      const seedMs = performance.now() - started;
-      models.push(...seeded);
       await remember(gw.adminId);
+      // Before the seed: on FerretDB v1 each of these writes scans the users collection.
       tokens.viewerA = await withRole(orgA, 'ORG_USER_VIEWER');
       tokens.ownerA = await withRole(orgA, 'ORG_OWNER');
       tokens.viewerB = await withRole(orgB, 'ORG_USER_VIEWER');
 
+      const started = performance.now();
+      const users = [...Array(scale.users).keys()].map((i) => facts.human(`seed-${String(i).padStart(5, '0')}`, i < scale.inB ? orgB : orgA, seedOptions(i)));
+      const seeded = (await seed(gw, users)).map(modelOf);
+      const seedMs = performance.now() - started;
+      models.push(...seeded);
+
       const t0 = performance.now();
-      for (let i = 0; i < 3; i++) page(await search({ first: 100 }));
-      const pageMs = (performance.now() - t0) / 3;
-      console.log(`[e2e.user-search] ${name}: ${scale.users} users seeded through the store port in ${Math.round(seedMs)} ms; a page of 100 in ${Math.round(pageMs)} ms`);
-    }, 120_000);
+      page(await search({ first: 100 })); // the first search after start also waits for the store's search indexes
+      const pageMs = performance.now() - t0;
+      console.log(`[e2e.user-search] ${name}: ${scale.users} users (${scale.inB} in B) seeded in ${Math.round(seedMs)} ms; the first page of 100 in ${Math.round(pageMs)} ms`);
+    }, 180_000);
     afterAll(async () => gw?.close());
 
     const inOrg = (org: string) => models.filter((m) => m.org === org);
@@ -182,118 +224,126 @@ function searchSuite(name: string, env: () => Record<string, string>, scaleOf: (
       ['several at once', () => ({ username: { op: 'CONTAINS', value: 'lovelace' }, emailVerified: true, state: 'USER_STATE_ACTIVE', lastNamePrefix: 'Love' })],
     ];
 
-    for (const [label, filterOf] of filters) {
-      it(`filter: ${label}`, async () => {
-        const filter = filterOf();
-        const want = ordered(expected(models, modelFilter(filter, orgA)), 'USERNAME', false).map((m) => m.id);
-        expect(want.length, 'the filter matches someone').toBeGreaterThan(0);
-        expect(want.length, 'and not everyone').toBeLessThan(inOrg(orgA).length);
-        const res = await search({ filter, first: 100, withCount: true });
-        expect(ids(res)).toEqual(want.slice(0, 100));
-        expect(page(res).totalCount).toBe(want.length);
-        expect(page(res).pageInfo.hasNextPage).toBe(want.length > 100);
-      });
-    }
+    // Everything that leaves organization B alone runs together with the walks through B
+    // (the only writes: users added to B), up to vitest's maxConcurrency (5) at a time: on
+    // FerretDB a search is CPU in the server, and this keeps both cores busy.
+    describe.concurrent('beside the walks through organization B', { timeout: 300_000 }, () => {
+      describe('organization B, paged through whole', () => {
+        it.sequential('forward through a whole organization while users are added: each user once, those added ahead too', async () => {
+          const before = new Set(inOrg(orgB).map((m) => m.id));
+          const ahead: string[] = [];
+          const behind: string[] = [];
+          const seen: string[] = [];
+          let after: string | null | undefined;
+          for (let n = 0; ; n++) {
+            const res = page(await search({ first: scale.walkPage, after }, { orgId: orgB }));
+            seen.push(...res.edges.map((e) => e.node.id));
+            expect(res.pageInfo.hasPreviousPage).toBe(n > 0);
+            if (!res.pageInfo.hasNextPage) break;
+            after = res.pageInfo.endCursor;
+            if (n % 3 === 0) {
+              // "aaa…" sorts before every seeded username (behind the walk), "ωmega…" after all of them.
+              behind.push(await addUser(orgB, `aaa-added-${seq++}`));
+              ahead.push(await addUser(orgB, `Ωmega-added-${seq++}`));
+            }
+          }
+          expect(new Set(seen).size).toBe(seen.length);
+          expect(ahead.length).toBeGreaterThan(2);
+          const want = ordered(inOrg(orgB).filter((m) => before.has(m.id) || ahead.includes(m.id)), 'USERNAME', false).map((m) => m.id);
+          expect(seen).toEqual(want);
+          expect(seen.filter((id) => behind.includes(id))).toEqual([]);
+        });
 
-    for (const field of ['USERNAME', 'CREATION_DATE', 'CHANGE_DATE'] as const) {
-      for (const direction of ['ASC', 'DESC'] as const) {
-        it(`order ${field} ${direction}: the first two pages and the last one`, async () => {
-          const want = ordered(inOrg(orgA), field as UserSortField, direction === 'DESC').map((m) => m.id);
-          const orderBy = { field, direction };
-          const first = await search({ orderBy, first: 100 });
-          expect(ids(first)).toEqual(want.slice(0, 100));
-          expect(page(first).pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
-          const second = await search({ orderBy, first: 100, after: page(first).pageInfo.endCursor });
-          expect(ids(second)).toEqual(want.slice(100, 200));
-          expect(page(second).pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
-          const last = await search({ orderBy, last: 100 });
-          expect(ids(last)).toEqual(want.slice(-100));
-          expect(page(last).pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+        it.sequential('backward through a whole organization: each user once, in order', async () => {
+          const pages: string[][] = [];
+          let before: string | null | undefined;
+          for (let n = 0; ; n++) {
+            const res = page(await search({ last: scale.walkPage, before, orderBy: { field: 'CREATION_DATE', direction: 'DESC' } }, { orgId: orgB }));
+            pages.unshift(res.edges.map((e) => e.node.id));
+            expect(res.pageInfo.hasNextPage).toBe(n > 0);
+            if (!res.pageInfo.hasPreviousPage) break;
+            before = res.pageInfo.startCursor;
+          }
+          const seen = pages.flat();
+          expect(new Set(seen).size).toBe(seen.length);
+          expect(seen).toEqual(ordered(inOrg(orgB), 'CREATION_DATE', true).map((m) => m.id));
+        });
+      });
+
+      for (const [label, filterOf] of filters) {
+        it(`filter: ${label}`, async () => {
+          const filter = filterOf();
+          const want = ordered(expected(models, modelFilter(filter, orgA)), 'USERNAME', false).map((m) => m.id);
+          expect(want.length, 'the filter matches someone').toBeGreaterThan(0);
+          expect(want.length, 'and not everyone').toBeLessThan(inOrg(orgA).length);
+          const res = await search({ filter, first: 100, withCount: true });
+          expect(ids(res)).toEqual(want.slice(0, 100));
+          expect(page(res).totalCount).toBe(want.length);
+          expect(page(res).pageInfo.hasNextPage).toBe(want.length > 100);
         });
       }
-    }
 
-    it('20 users a page by default; first: 0 gives none, and tells whether there are some', async () => {
-      expect(ids(await search({}))).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 20).map((m) => m.id));
-      const none = await search({ first: 0 });
-      expect(page(none).edges).toEqual([]);
-      expect(page(none).pageInfo.hasNextPage).toBe(true);
-    });
-
-    it('forward through a whole organization while users are added: each user once, those added ahead too', async () => {
-      const before = new Set(inOrg(orgB).map((m) => m.id));
-      const ahead: string[] = [];
-      const behind: string[] = [];
-      const seen: string[] = [];
-      let after: string | null | undefined;
-      for (let n = 0; ; n++) {
-        const res = page(await search({ first: scale.walkPage, after }, { orgId: orgB }));
-        seen.push(...res.edges.map((e) => e.node.id));
-        expect(res.pageInfo.hasPreviousPage).toBe(n > 0);
-        if (!res.pageInfo.hasNextPage) break;
-        after = res.pageInfo.endCursor;
-        if (n % 3 === 0) {
-          // "aaa…" sorts before every seeded username (behind the walk), "ωmega…" after all of them.
-          behind.push(await addUser(orgB, `aaa-added-${seq++}`));
-          ahead.push(await addUser(orgB, `Ωmega-added-${seq++}`));
+      for (const field of ['USERNAME', 'CREATION_DATE', 'CHANGE_DATE'] as const) {
+        for (const direction of ['ASC', 'DESC'] as const) {
+          it(`order ${field} ${direction}: the first two pages and the last one`, async () => {
+            const want = ordered(inOrg(orgA), field as UserSortField, direction === 'DESC').map((m) => m.id);
+            const orderBy = { field, direction };
+            const first = await search({ orderBy, first: 100 });
+            expect(ids(first)).toEqual(want.slice(0, 100));
+            expect(page(first).pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+            const second = await search({ orderBy, first: 100, after: page(first).pageInfo.endCursor });
+            expect(ids(second)).toEqual(want.slice(100, 200));
+            expect(page(second).pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+            const last = await search({ orderBy, last: 100 });
+            expect(ids(last)).toEqual(want.slice(-100));
+            expect(page(last).pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+          });
         }
       }
-      expect(new Set(seen).size).toBe(seen.length);
-      expect(ahead.length).toBeGreaterThan(2);
-      const want = ordered(inOrg(orgB).filter((m) => before.has(m.id) || ahead.includes(m.id)), 'USERNAME', false).map((m) => m.id);
-      expect(seen).toEqual(want);
-      expect(seen.filter((id) => behind.includes(id))).toEqual([]);
+
+      it('20 users a page by default; first: 0 gives none, and tells whether there are some', async () => {
+        expect(ids(await search({}))).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 20).map((m) => m.id));
+        const none = await search({ first: 0 });
+        expect(page(none).edges).toEqual([]);
+        expect(page(none).pageInfo.hasNextPage).toBe(true);
+      });
+
+      it('a cursor pages only its own query: another filter, order or organization, or garbage, is INVALID_ARGUMENT', async () => {
+        const filter: Filter = { username: { op: 'PREFIX', value: 'ada' } };
+        const cursor = page(await search({ filter, first: 5 })).pageInfo.endCursor!;
+        expect(ids(await search({ filter, first: 5, after: cursor }))).toHaveLength(5);
+        expect(ids(await search({ filter, last: 5, before: cursor }))).toHaveLength(4);
+        expect(code(await search({ filter: { username: { op: 'PREFIX', value: 'ad' } }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
+        expect(code(await search({ filter, orderBy: { direction: 'DESC' }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
+        expect(code(await search({ filter, first: 5, after: cursor }, { orgId: orgB }))).toBe('INVALID_ARGUMENT');
+        expect(code(await search({ filter, first: 5, after: cursor, allOrganizations: true }))).toBe('INVALID_ARGUMENT');
+        for (const garbage of ['abc', '', Buffer.from('{"v":1,"k":[1,"x"],"s":"y"}').toString('base64url'), 'x'.repeat(2000)]) {
+          const res = await search({ filter, first: 5, after: garbage });
+          expect(code(res), garbage.slice(0, 20)).toBe('INVALID_ARGUMENT');
+        }
+      });
+
+      it('page sizes: first: 101, a negative one, or first with last are INVALID_ARGUMENT, naming the argument', async () => {
+        for (const variables of [{ first: 101 }, { last: 101 }, { first: -1 }, { first: 5, last: 5 }]) {
+          const res = await search(variables);
+          expect(code(res), JSON.stringify(variables)).toBe('INVALID_ARGUMENT');
+          expect(res.status).toBe(400);
+        }
+        expect(onlyError(await search({ first: 101 })).extensions?.details?.[0]?.fieldViolations?.[0]?.field).toBe('first');
+        expect(ids(await search({ first: 100 }))).toHaveLength(100);
+      });
+
+      it('an ORG_USER_VIEWER reads its organization and cannot write there', async () => {
+        const res = await search({ first: 10, withCount: true }, { token: tokens.viewerA });
+        expect(ids(res)).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 10).map((m) => m.id));
+        expect(page(res).totalCount).toBe(inOrg(orgA).length);
+        const target = inOrg(orgA)[0]!;
+        const write = await gw.send(UpdateHumanProfileDocument, { input: { userId: target.id, firstName: 'Not', lastName: 'Allowed' } }, { token: tokens.viewerA });
+        expect(code(write)).toBe('PERMISSION_DENIED');
+      });
     });
 
-    it('backward through a whole organization: each user once, in order', async () => {
-      const pages: string[][] = [];
-      let before: string | null | undefined;
-      for (let n = 0; ; n++) {
-        const res = page(await search({ last: scale.walkPage, before, orderBy: { field: 'CREATION_DATE', direction: 'DESC' } }, { orgId: orgB }));
-        pages.unshift(res.edges.map((e) => e.node.id));
-        expect(res.pageInfo.hasNextPage).toBe(n > 0);
-        if (!res.pageInfo.hasPreviousPage) break;
-        before = res.pageInfo.startCursor;
-      }
-      const seen = pages.flat();
-      expect(new Set(seen).size).toBe(seen.length);
-      expect(seen).toEqual(ordered(inOrg(orgB), 'CREATION_DATE', true).map((m) => m.id));
-    });
-
-    it('a cursor pages only its own query: another filter, order or organization, or garbage, is INVALID_ARGUMENT', async () => {
-      const filter: Filter = { username: { op: 'PREFIX', value: 'ada' } };
-      const cursor = page(await search({ filter, first: 5 })).pageInfo.endCursor!;
-      expect(ids(await search({ filter, first: 5, after: cursor }))).toHaveLength(5);
-      expect(ids(await search({ filter, last: 5, before: cursor }))).toHaveLength(4);
-      expect(code(await search({ filter: { username: { op: 'PREFIX', value: 'ad' } }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
-      expect(code(await search({ filter, orderBy: { direction: 'DESC' }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
-      expect(code(await search({ filter, first: 5, after: cursor }, { orgId: orgB }))).toBe('INVALID_ARGUMENT');
-      expect(code(await search({ filter, first: 5, after: cursor, allOrganizations: true }))).toBe('INVALID_ARGUMENT');
-      for (const garbage of ['abc', '', Buffer.from('{"v":1,"k":[1,"x"],"s":"y"}').toString('base64url'), 'x'.repeat(2000)]) {
-        const res = await search({ filter, first: 5, after: garbage });
-        expect(code(res), garbage.slice(0, 20)).toBe('INVALID_ARGUMENT');
-      }
-    });
-
-    it('page sizes: first: 101, a negative one, or first with last are INVALID_ARGUMENT, naming the argument', async () => {
-      for (const variables of [{ first: 101 }, { last: 101 }, { first: -1 }, { first: 5, last: 5 }]) {
-        const res = await search(variables);
-        expect(code(res), JSON.stringify(variables)).toBe('INVALID_ARGUMENT');
-        expect(res.status).toBe(400);
-      }
-      expect(onlyError(await search({ first: 101 })).extensions?.details?.[0]?.fieldViolations?.[0]?.field).toBe('first');
-      expect(ids(await search({ first: 100 }))).toHaveLength(100);
-    });
-
-    it('an ORG_USER_VIEWER reads its organization and cannot write there', async () => {
-      const res = await search({ first: 10, withCount: true }, { token: tokens.viewerA });
-      expect(ids(res)).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 10).map((m) => m.id));
-      expect(page(res).totalCount).toBe(inOrg(orgA).length);
-      const target = inOrg(orgA)[0]!;
-      const write = await gw.send(UpdateHumanProfileDocument, { input: { userId: target.id, firstName: 'Not', lastName: 'Allowed' } }, { token: tokens.viewerA });
-      expect(code(write)).toBe('PERMISSION_DENIED');
-    });
-
+    // These read organization B, or every user: after the walks, which add to B.
     it('a user of another organization is PERMISSION_DENIED; without a token UNAUTHENTICATED', async () => {
       expect(code(await search({ first: 5 }, { token: tokens.viewerB, orgId: orgA }))).toBe('PERMISSION_DENIED');
       expect(ids(await search({ first: 5 }, { token: tokens.viewerB }))).toEqual(ordered(inOrg(orgB), 'USERNAME', false).slice(0, 5).map((m) => m.id));
@@ -315,17 +365,12 @@ function searchSuite(name: string, env: () => Record<string, string>, scaleOf: (
   });
 }
 
-searchSuite('users query on the embedded stores', () => ({}));
+searchSuite('users query on the embedded stores', () => ({}), throughPort);
 describeWith('mongo', 'users query on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    const scale = async () => {
-      const client = await new MongoClient(mongoUrl).connect();
-      try {
-        return typeof (await client.db('admin').command({ buildInfo: 1 })).ferretdbVersion === 'string' ? FERRET : FULL;
-      } finally {
-        await client.close();
-      }
-    };
-    searchSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_search_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }), scale);
+    // No repair loop: on FerretDB v1 each of its passes reads the whole events collection
+    // (10,000 events here, none to repair), CPU the searches need.
+    const env = () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_search_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key', STORE_REPAIR_INTERVAL_MS: '0' });
+    searchSuite('the same suite', env, intoMongo);
   });
 });
