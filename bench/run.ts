@@ -16,18 +16,25 @@
 //   3. The throughput scenarios on MongoDB-wire + Redis, as an error check only: FerretDB v1
 //      serves no find from an index (its issues #4646, #4209), so its req/s says nothing about
 //      MongoDB; the requests must all succeed and every write must land.
+//   4. The users search on bulk-loaded users, with `me` beside it in the same gateway
+//      (bench/users-search.ts): 100,000 users on the embedded store; on FerretDB fewer, an
+//      error check only.
+//   5. Start time and RSS of the compiled gateway (dist/gateway/main.js) on data folders with no
+//      users, 100,000 and 1,000,000 (bench/scale.ts; the million only in a full run).
 // Prints the tables and writes bench/results/latest.json.
 //
 //   npm run bench                       10 s per scenario, 10 connections
 //   npm run bench:smoke                 2 s per scenario, 4 connections; fails on any error
 //   npm run bench -- --only updateHumanProfile/embedded,yoga-ping --cpu-prof
 //   npm run bench -- --only rt          the round-trip table only (rt:OPERATION/STORE selects less)
+//   npm run bench -- --only users-search,scale    tables 4 and 5 only
 //
 // Options: --smoke, --duration S, --warmup S, --connections N, --only a,b (substrings of
 // "scenario/store" for the throughput runs; items starting with "rt" are substrings of
-// "rt:operation/store" for the round-trip table), --sequential N (requests per delay setting
-// and operation in the round-trip table; default 40, smoke 8), --sequential-warmup N (before
-// them; default 60, smoke 10), --cpu-prof (profile the
+// "rt:operation/store" for the round-trip table, items starting with "users-search" of
+// "users-search/store" for the search table; "scale" selects the scale table), --sequential N
+// (requests per delay setting and operation in the round-trip table; default 40, smoke 8),
+// --sequential-warmup N (before them; default 60, smoke 10), --cpu-prof (profile the
 // server children, print their hottest frames), --out FILE (default
 // bench/results/latest.json; the smoke run writes nothing unless given).
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -45,6 +52,8 @@ import { proxiedMongoUrl, proxiedRedisUrl, RoundTrips, startDelayProxy, type Del
 import { h2Load, type H2LoadResult } from './h2-load.ts';
 import { isFailure, round, selfCheck, sequentialClient, type SelfCheck } from './round-trips.ts';
 import { meLoad, scenarios, sequentialOps, type Load, type Scenario, type SequentialOp, type ServerKind, type Target } from './scenarios.ts';
+import { ME_REQUESTS, runScale, scaleTable, worst, type ScaleRow } from './scale.ts';
+import { runUsersSearch, SEARCH_USERS, searchTable, SEQUENTIAL, type SearchRun } from './users-search.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The servers run compiled (npm run build), as in production: no TypeScript loader in the measured process.
@@ -101,7 +110,7 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
 // ---------------------------------------------------------------- child servers
 
-interface Child {
+export interface Child {
   proc: ChildProcess;
   target: Target;
   /** When the server listened, on the monotonic clock of its CPU profile (µs). */
@@ -111,7 +120,7 @@ interface Child {
 }
 
 /** What the child reports on SIGUSR2: figures since the previous mark. */
-interface Mark {
+export interface Mark {
   mark: number;
   /** The child's CPU time so far (user + system), µs. */
   cpuUs: number;
@@ -223,7 +232,7 @@ function rssSampler(pid: number) {
 
 // ---------------------------------------------------------------- load
 
-interface Measured extends Omit<H2LoadResult, 'statusErrors'> {
+export interface Measured extends Omit<H2LoadResult, 'statusErrors'> {
   /** 2xx answers that carry an error: a body naming "errors" (GraphQL), or a grpc-status other than 0 (gRPC). */
   graphqlErrors: number;
   /** CPU time of this (the load-generating) process per request, to see that the client is not the bottleneck. */
@@ -288,7 +297,7 @@ async function drive(url: string, load: Load, connections: number, duration: num
 
 // ---------------------------------------------------------------- runs
 
-type StoreKind = 'embedded' | 'mongodb+redis';
+export type StoreKind = 'embedded' | 'mongodb+redis';
 
 interface Row extends Measured {
   scenario: string;
@@ -925,13 +934,18 @@ async function main(): Promise<number> {
     for (const scenario of scenarios) if (scenario.server === 'gateway') plans.push({ scenario, store });
   }
   const rtPlans = (['embedded', 'mongodb+redis'] as const).flatMap((store) => sequentialOps.map((op) => ({ op, store })));
-  const throughputOnly = opts.only.filter((o) => !o.startsWith('rt'));
+  const own = (o: string) => o.startsWith('rt') || o.startsWith('users-search') || o === 'scale';
+  const throughputOnly = opts.only.filter((o) => !own(o));
   const rtOnly = opts.only.filter((o) => o.startsWith('rt'));
   const selected = opts.only.length
     ? plans.filter((p) => throughputOnly.some((o) => (p.store === '-' ? p.scenario.name : `${p.scenario.name}/${p.store}`).includes(o)))
     : plans;
   const rtSelected = opts.only.length ? rtPlans.filter((p) => rtOnly.some((o) => `rt:${p.op.name}/${p.store}`.includes(o))) : rtPlans;
-  if (!selected.length && !rtSelected.length) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
+  const searchStores = (['embedded', 'mongodb+redis'] as const).filter(
+    (store) => !opts.only.length || opts.only.some((o) => o.startsWith('users-search') && `users-search/${store}`.includes(o)),
+  );
+  const scaleSelected = !opts.only.length || opts.only.includes('scale');
+  if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
   log('building the servers (npm run build)');
   const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
@@ -940,7 +954,8 @@ async function main(): Promise<number> {
   const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let runnable = selected;
   let rtRunnable = rtSelected;
-  if (selected.some((p) => p.store === 'mongodb+redis') || rtSelected.some((p) => p.store === 'mongodb+redis')) {
+  let searchRunnable: StoreKind[] = searchStores;
+  if (selected.some((p) => p.store === 'mongodb+redis') || rtSelected.some((p) => p.store === 'mongodb+redis') || searchStores.includes('mongodb+redis')) {
     const { redis, mongo } = await startServers();
     Object.assign(servers, { redis, mongo });
     for (const [name, s] of [['redis', redis], ['mongo', mongo]] as const) {
@@ -952,6 +967,7 @@ async function main(): Promise<number> {
       log(`!!! SKIPPED: ${message}`);
       runnable = selected.filter((p) => p.store !== 'mongodb+redis');
       rtRunnable = rtSelected.filter((p) => p.store !== 'mongodb+redis');
+      searchRunnable = searchStores.filter((store) => store !== 'mongodb+redis');
     }
   }
 
@@ -973,6 +989,13 @@ async function main(): Promise<number> {
     rtRuns[store] = out;
     rtRows.push(...out.rows);
   }
+  const searchRuns: SearchRun[] = [];
+  const harness = {
+    startChild, stopChild, mark, drive, rssSampler, log, opts, run: RUN,
+    env: { NODE_ENV: process.env.NODE_ENV ?? 'production', BCRYPT_COST: String(bcryptCost), RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' },
+  };
+  for (const store of searchRunnable) searchRuns.push(await runUsersSearch(harness, store, servers.mongo, servers.redis));
+  const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, productionFlags, opts.smoke, log) : [];
 
   const raw = rows.find((r) => r.scenario === 'raw-http');
   const yoga = rows.find((r) => r.scenario === 'yoga-ping');
@@ -993,16 +1016,27 @@ async function main(): Promise<number> {
   const checkRows = rows.filter((r) => r.store === 'mongodb+redis');
   const selfChecked = rtRuns['mongodb+redis']?.selfCheck;
   const rtFailures = rtRows.reduce((n, r) => n + r.failures, 0);
+  const searchP99 = searchRuns.find((r) => r.store === 'embedded')?.rows.find((r) => r.scenario === 'users-search');
+  const biggest = scaleRows.at(-1);
+  const scaleFailures = scaleRows.flatMap((r) => r.starts).reduce((n, s) => n + s.failures, 0);
   const targets = {
     updateHumanProfileVsYogaPing: profileRow?.ratioYogaPing !== undefined ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 } : undefined,
     peakEmbeddedGatewayRssMb: embeddedRows.length ? (() => { const v = Math.max(...embeddedRows.map((r) => r.peakRssMb)); return { value: v, target: '< 250', met: v < 250 }; })() : undefined,
     meP99UnderHashingMs: latency ? { value: latency.probe.p99, target: '< 50', met: latency.probe.p99 < 50 } : undefined,
     roundTripCounting: selfChecked ? { value: selfChecked.ok ? 'counts as expected' : 'miscounted', target: 'the known sequences count as expected', met: selfChecked.ok } : undefined,
+    usersSearchP99Ms: searchP99 && { value: searchP99.p99, target: `< 20 at ${SEARCH_USERS.full} users, ${opts.connections} connections${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`, met: searchP99.p99 < 20 },
+    usersSearchP99OneAtATimeMs: searchP99 && { value: searchP99.oneAtATime.p99, target: `< 20 at ${SEARCH_USERS.full} users${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`, met: searchP99.oneAtATime.p99 < 20 },
+    scaleStartMs: biggest && { value: worst(biggest).ms, target: `< 1000 with 1000000 users; the slowest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`, met: worst(biggest).ms < 1000 },
+    scaleRssMb: biggest && { value: worst(biggest).rssMb, target: `< 300 with 1000000 users; the largest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`, met: worst(biggest).rssMb < 300 },
     errors: (() => {
-      const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : [])];
+      const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : []), ...searchRuns.flatMap((r) => r.rows)];
       const sum = (k: 'non2xx' | 'errors' | 'graphqlErrors') => all.reduce((s, m) => s + m[k], 0);
-      const value = `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app), ${rtFailures} in the round-trip table`;
-      return { value, target: '0/0/0, 0', met: !all.some(failed) && rtFailures === 0 };
+      const searchProblems = searchRuns.reduce((n, r) => n + r.problems.length, 0);
+      const value =
+        `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app), ${rtFailures} in the round-trip table` +
+        (searchRuns.length ? `, ${searchProblems} problems in the search table` : '') +
+        (scaleRows.length ? `, ${scaleFailures} failed \`me\` in the scale table` : '');
+      return { value, target: '0/0/0, 0', met: !all.some(failed) && rtFailures === 0 && searchProblems === 0 && scaleFailures === 0 };
     })(),
   };
 
@@ -1077,6 +1111,36 @@ async function main(): Promise<number> {
       errorCheckTable(checkRows, given),
     );
   }
+  if (searchRuns.length) {
+    const given = servers.mongo?.how.startsWith('given') ?? false;
+    lines.push(
+      '',
+      `Users search on bulk-loaded users, then \`me\` in the same gateway on the same data (bench/users-search.ts): ` +
+        `\`users(first: 50, allOrganizations: true, filter: { email: { op: PREFIX, value: "${searchRuns[0]!.prefix}" } })\` asking id and username, ` +
+        `${opts.duration} s each after ${opts.warmup} s of warm-up, ${opts.connections} connections, then ${SEQUENTIAL[opts.smoke ? 'smoke' : 'full']} one at a time (10 on FerretDB). ` +
+        searchRuns
+          .map((r) => `${r.store}: ${r.matching} of ${r.users} users match, bulk-loaded in ${r.loadSeconds} s, ${r.problems.length ? `WRONG: ${r.problems.join('; ')}` : 'the first page checked'}`)
+          .join('; ') +
+        '.' +
+        (searchRuns.some((r) => r.store === 'mongodb+redis') && !given
+          ? ` MongoDB-wire + Redis is ${servers.mongo?.how}: an error check only, with fewer users, as FerretDB v1 scans the collection for every search.`
+          : ''),
+      '',
+      searchTable(searchRuns, given),
+    );
+  }
+  if (scaleRows.length) {
+    lines.push(
+      '',
+      `Start and memory of the compiled gateway (\`node ${productionFlags.join(' ')} dist/gateway/main.js\`, embedded store) by the users in its data folder (bench/scale.ts): ` +
+        `ms from the spawn to the first 200 of GET /ready (polled every 10 ms); RSS then and after ${ME_REQUESTS} \`me\` one at a time; the first start creates the administrator, then two restarts.`,
+      '',
+      scaleTable(scaleRows),
+    );
+  }
+  if (!speedRows.length && (searchRuns.length || scaleRows.length)) {
+    lines.push('', `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionFlags.join(' ')}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`);
+  }
   const source = gitState();
   if (source.commit) lines.push('', `Measured src/ at ${source.commit}${source.changedInSrc?.length ? ` with ${source.changedInSrc.length} files of src/ changed beside it (not committed)` : ''}.`);
   lines.push('', 'Targets:');
@@ -1096,10 +1160,14 @@ async function main(): Promise<number> {
       latencyUnderLoad: latency,
       roundTrips: rtRows,
       roundTripSelfCheck: selfChecked,
+      usersSearch: searchRuns,
+      scale: scaleRows,
       targets,
       table: table(speedRows),
       roundTripTable: rtRows.length ? roundTripTable(rtRows, opts.delayMs) : undefined,
       errorCheckTable: checkRows.length ? errorCheckTable(checkRows, servers.mongo?.how.startsWith('given') ?? false) : undefined,
+      usersSearchTable: searchRuns.length ? searchTable(searchRuns, servers.mongo?.how.startsWith('given') ?? false) : undefined,
+      scaleTable: scaleRows.length ? scaleTable(scaleRows) : undefined,
     };
     mkdirSync(path.dirname(opts.out), { recursive: true });
     writeFileSync(opts.out, JSON.stringify(report, null, 2) + '\n');

@@ -69,6 +69,12 @@ fragment UserFields on User {
 }
 ${DETAILS}`,
   userSequence: 'query UserSequence($id: ID!) { user(id: $id) { details { sequence } } }',
+  /** bench/users-search.ts: one page of an instance-wide search, without totalCount. */
+  usersSearch: `query UsersSearch($prefix: String!) {
+  users(first: 50, allOrganizations: true, filter: { email: { op: PREFIX, value: $prefix } }) {
+    edges { node { id username } } pageInfo { hasNextPage endCursor }
+  }
+}`,
 } as const;
 
 export const PASSWORD = 'Secr3t!pass'; // satisfies the default password policy
@@ -223,8 +229,9 @@ function uniqueUsers(target: Target, withPassword: boolean): Load {
   };
 }
 
-function fixed(target: Target, query: string): Load {
-  return { options: { method: 'POST', headers: headers(target), body: body(query) } };
+/** The same request every time. */
+export function fixed(target: Target, query: string, variables?: Record<string, unknown>): Load {
+  return { options: { method: 'POST', headers: headers(target), body: body(query, variables) } };
 }
 
 export const scenarios: Scenario[] = [

@@ -1,0 +1,157 @@
+// Start time and memory of the compiled gateway against the size of its embedded store
+// (issue 13): `node <start:prod's V8 flags> dist/gateway/main.js` on a data folder with no users,
+// then bulk-loaded (src/store/sqlite-bulk.ts) with 100,000 and 1,000,000 users (smoke: 10,000),
+// each folder in a temp folder removed afterwards. Per folder three starts: the first (it
+// creates the instance administrator and the default organization, as every first start
+// does; the bulk loader writes none) and two restarts. A start is timed from the spawn to the
+// first 200 from GET /ready (polled every 10 ms on a port chosen before the spawn); RSS is
+// read from /proc when it first answers and after 20 `me` requests, one at a time, with the
+// administrator token main.ts prints.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
+import { freePort } from '../test/support/servers-start.ts';
+import { graphql, OPS } from './scenarios.ts';
+
+export const SCALE_USERS = { full: [0, 100_000, 1_000_000], smoke: [0, 10_000] };
+export const ME_REQUESTS = 20;
+
+export interface Start {
+  kind: 'first' | 'restart';
+  /** From the spawn to the first 200 of GET /ready. */
+  ms: number;
+  rssAtAnswerMb: number;
+  rssAfterMeMb: number;
+  /** `me` requests that failed (and why, the first). */
+  failures: number;
+  sample?: string;
+}
+
+export interface ScaleRow {
+  users: number;
+  loadSeconds?: number;
+  /** The data folder after the load, before the first start. */
+  databaseMb: number;
+  starts: Start[];
+}
+
+const rssMb = (pid: number) => {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 102.4) / 10 : NaN;
+};
+const folderMb = (dir: string) => Math.round(readdirSync(dir).reduce((s, f) => s + statSync(path.join(dir, f)).size, 0) / 1024 / 102.4) / 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The status of GET url, or 0 when nothing answers (yet). */
+const statusOf = (url: string) =>
+  new Promise<number>((resolve) => {
+    const req = request(url, { timeout: 2000 }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+
+async function start(root: string, flags: string[], dataDir: string, kind: Start['kind']): Promise<Start> {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [...flags, path.join(root, 'dist/gateway/main.js')], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', MONGODB_URL: '', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const kill = () => proc.kill('SIGKILL');
+  process.once('exit', kill); // the bench stopped (Ctrl-C): no gateway left behind
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (c: Buffer) => (stdout += c));
+  proc.stderr.on('data', (c: Buffer) => (stderr = (stderr + c).slice(-2000)));
+  try {
+    let ms: number | undefined;
+    while (ms === undefined) {
+      if (proc.exitCode !== null) throw new Error(`the gateway exited with ${proc.exitCode}: ${stderr}`);
+      if (performance.now() - t0 > 60_000) throw new Error(`the gateway did not answer within 60 s: ${stderr}`);
+      if ((await statusOf(`${origin}/ready`)) === 200) ms = Math.round(performance.now() - t0);
+      else await sleep(10);
+    }
+    const rssAtAnswerMb = rssMb(proc.pid!);
+    // main.ts prints "Identity gateway listening on <url>" and, after "Administrator token ...:", the token.
+    while (!/Administrator token.*\n(\S+)\n/.test(stdout)) {
+      if (proc.exitCode !== null || performance.now() - t0 > 70_000) throw new Error(`no administrator token printed: ${stdout}${stderr}`);
+      await sleep(10);
+    }
+    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    if (!url.startsWith(origin)) throw new Error(`the gateway listens on ${url}, not on ${origin}`);
+    const target = { url, adminToken: /Administrator token.*\n(\S+)\n/.exec(stdout)![1]! };
+    let failures = 0;
+    let sample: string | undefined;
+    for (let i = 0; i < ME_REQUESTS; i++) {
+      await graphql(target, OPS.me).catch((e) => (failures++, (sample ??= String(e).slice(0, 300))));
+    }
+    return { kind, ms, rssAtAnswerMb, rssAfterMeMb: rssMb(proc.pid!), failures, ...(sample ? { sample } : {}) };
+  } finally {
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    if (proc.exitCode === null) proc.kill('SIGTERM');
+    const timer = setTimeout(kill, 15_000);
+    await exited;
+    clearTimeout(timer);
+    process.off('exit', kill);
+  }
+}
+
+/** Every folder size in turn: load, then the three starts. */
+export async function runScale(root: string, flags: string[], smoke: boolean, log: (line: string) => void): Promise<ScaleRow[]> {
+  const rows: ScaleRow[] = [];
+  for (const users of SCALE_USERS[smoke ? 'smoke' : 'full']) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
+    const dataDir = path.join(dir, 'data');
+    try {
+      let loadSeconds: number | undefined;
+      if (users > 0) {
+        log(`scale: bulk-loading ${users} users`);
+        const t0 = performance.now();
+        await bulkLoadUsers({ dataDir, users, onProgress: (n) => n % 200_000 === 0 && log(`scale: ${n} users, ${((performance.now() - t0) / 1000).toFixed(0)} s`) });
+        loadSeconds = Math.round((performance.now() - t0) / 100) / 10;
+      }
+      const row: ScaleRow = { users, loadSeconds, databaseMb: users > 0 ? folderMb(dataDir) : 0, starts: [] };
+      for (const kind of ['first', 'restart', 'restart'] as const) {
+        const s = await start(root, flags, dataDir, kind);
+        row.starts.push(s);
+        log(`scale: ${users} users, ${kind} start: ${s.ms} ms to the first answer, RSS ${s.rssAtAnswerMb} MB then, ${s.rssAfterMeMb} MB after ${ME_REQUESTS} me` + (s.failures ? `; ${s.failures} me failed, e.g. ${s.sample}` : ''));
+      }
+      rows.push(row);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return rows;
+}
+
+/** The slowest start and the largest RSS of a folder: what the targets are held to. */
+export const worst = (row: ScaleRow) => ({
+  ms: Math.max(...row.starts.map((s) => s.ms)),
+  rssMb: Math.max(...row.starts.flatMap((s) => [s.rssAtAnswerMb, s.rssAfterMeMb])),
+});
+
+export function scaleTable(rows: ScaleRow[]): string {
+  const head = ['users', 'bulk load s', 'database MB', 'start ms: first', 'restarts', `RSS MB at the first answer: first, restarts`, `after ${ME_REQUESTS} me`, 'me failures'];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`];
+  for (const r of rows) {
+    const [first, ...restarts] = r.starts;
+    const list = (f: (s: Start) => number) => restarts.map(f).join(', ');
+    lines.push(
+      `| ${[
+        String(r.users), r.loadSeconds === undefined ? '-' : r.loadSeconds.toFixed(1), r.users ? r.databaseMb.toFixed(0) : '-',
+        String(first!.ms), list((s) => s.ms),
+        `${first!.rssAtAnswerMb.toFixed(0)}; ${list((s) => Math.round(s.rssAtAnswerMb))}`,
+        `${first!.rssAfterMeMb.toFixed(0)}; ${list((s) => Math.round(s.rssAfterMeMb))}`,
+        String(r.starts.reduce((n, s) => n + s.failures, 0)),
+      ].join(' | ')} |`,
+    );
+  }
+  return lines.join('\n');
+}
