@@ -1,0 +1,64 @@
+// The production build (npm run build: scripts/bundle.mjs → dist/gateway) run as `npm run
+// start:prod` runs it: it starts, serves GraphQL, loads its lazily split parts (the wire API)
+// and starts its SQLite worker from beside the bundle. Built here, so it is the current code.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './support/net.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const startProd: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts['start:prod'];
+
+describe('the production bundle, as start:prod runs it', () => {
+  let child: ChildProcess | undefined;
+  let dataDir: string;
+  let origin: string;
+  let token: string;
+
+  beforeAll(async () => {
+    execFileSync(process.execPath, ['scripts/bundle.mjs'], { cwd: root, stdio: 'pipe' });
+    dataDir = mkdtempSync(path.join(tmpdir(), 'bundle-'));
+    const port = await freePort();
+    origin = `http://127.0.0.1:${port}`;
+    const [, ...args] = startProd.split(/\s+/); // "node <flags> dist/gateway/main.js"
+    child = spawn(process.execPath, args, {
+      cwd: root,
+      env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), MONGODB_URL: '', REDIS_URL: '', NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines = createInterface({ input: child.stdout! });
+    token = await new Promise<string>((resolve, reject) => {
+      let next = false;
+      lines.on('line', (line) => {
+        if (next) resolve(line.trim());
+        next = line.startsWith('Administrator token');
+      });
+      child!.once('exit', (code) => reject(new Error(`the bundle exited with ${code}`)));
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('was started from dist/gateway/main.js with the V8 flags of start:prod', () => {
+    expect(startProd).toMatch(/^node (--[\w-]+=\d+ )+dist\/gateway\/main\.js$/);
+  });
+
+  it('answers GraphQL from its SQLite store (a worker beside the bundle) and a wire call (a chunk loaded at its first request)', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const me = await (await fetch(`${origin}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ me { id username } }' }) })).json();
+    expect(me.data.me.username).toBeTruthy();
+    const wire = await fetch(`${origin}/zitadel.auth.v1.AuthService/GetMyUser`, { method: 'POST', headers: { ...headers, 'connect-protocol-version': '1' }, body: '{}' });
+    expect(wire.status).toBe(200);
+    expect((await wire.json()).user.id).toBe(me.data.me.id);
+  });
+});
