@@ -10,8 +10,10 @@ import {
   type Permission,
 } from '../src/auth/permissions.ts';
 
-// Written out from DESIGN.md section 6, independently of the code's table.
+// Written out from DESIGN.md section 6, independently of the code's table, with issue 13's
+// user.read (ORG_OWNER, ORG_USER_MANAGER, and ORG_USER_VIEWER that reads and writes nothing).
 const all: Permission[] = [
+  'user.read',
   'user.write',
   'user.credential.write',
   'org.idp.write',
@@ -22,8 +24,9 @@ const all: Permission[] = [
 ];
 const expected: Record<string, Permission[]> = {
   IAM_OWNER: all,
-  ORG_OWNER: ['user.write', 'user.credential.write', 'org.idp.write', 'project.write', 'project.app.write', 'org.member.write'],
-  ORG_USER_MANAGER: ['user.write'],
+  ORG_OWNER: ['user.read', 'user.write', 'user.credential.write', 'org.idp.write', 'project.write', 'project.app.write', 'org.member.write'],
+  ORG_USER_MANAGER: ['user.read', 'user.write'],
+  ORG_USER_VIEWER: ['user.read'],
   ORG_SETTINGS_MANAGER: ['org.idp.write'],
   ORG_PROJECT_CREATOR: ['project.write', 'project.app.write'],
 };
@@ -41,7 +44,7 @@ describe('role table', () => {
   });
 
   it('unions several roles and ignores unknown names', () => {
-    expect([...permissionsOf(['ORG_USER_MANAGER', 'ORG_SETTINGS_MANAGER'])].sort()).toEqual(['org.idp.write', 'user.write']);
+    expect([...permissionsOf(['ORG_USER_MANAGER', 'ORG_SETTINGS_MANAGER'])].sort()).toEqual(['org.idp.write', 'user.read', 'user.write']);
     expect(permissionsOf(['NOPE', 'ORG_ADMIN', '']).size).toBe(0);
   });
 });

@@ -5,7 +5,7 @@ import { invalidArgument, permissionDenied, type FieldViolation } from '../error
 import type { Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';
-import { authenticate, can, userReads } from './access.ts';
+import { actingOrg, authenticate, can, permissionReads, userReads } from './access.ts';
 import { load, type CommandContext } from './context.ts';
 import { visibleMany, type EntityKind } from './entities.ts';
 
@@ -98,6 +98,19 @@ export async function history(ctx: CommandContext, kind: HistoryKind, id: string
   // The window in sequences: `after` a cursor is older, `before` it newer (the list is newest first).
   const newest = cursors.after !== null ? cursors.after - 1 : total;
   const oldest = cursors.before !== null ? cursors.before + 1 : 1;
+  return windowPage(ctx, kind, id, total, newest, oldest, page);
+}
+
+/** The page of the window [oldest, newest]: `last` from its oldest end, else `first` from its newest. */
+async function windowPage(
+  ctx: CommandContext,
+  kind: HistoryKind,
+  id: string,
+  total: number,
+  newest: number,
+  oldest: number,
+  page: PageArgs,
+): Promise<HistoryPage> {
   const [from, to] =
     page.last != null
       ? [oldest, Math.min(newest, oldest + page.last - 1)]
@@ -114,4 +127,40 @@ export async function history(ctx: CommandContext, kind: HistoryKind, id: string
       endCursor: edges.at(-1)?.cursor ?? null,
     },
   };
+}
+
+export interface SequenceQuery {
+  /** Events older than this sequence, newest first (past the newest, or absent: from the newest). */
+  beforeSequence?: number | null;
+  /** Events newer than this sequence, oldest first (absent or 0: from the oldest). */
+  afterSequence?: number | null;
+  /** The page size: null for the default, at most MAX_PAGE (else INVALID_ARGUMENT on `first`, or `last` going forward). */
+  limit?: number | null;
+}
+
+/**
+ * The history paged by sequence instead of cursor, for the wire's ChangeQuery: the same
+ * permissions, page sizes and window as `history` with the cursor of that sequence
+ * (`first`/`after` back in time, `last`/`before` forward), except that a sequence past
+ * the newest is not refused (back in time it starts at the newest, forward the page is
+ * empty). `id` null for an organization: the acting one (the header, else the caller's own).
+ * Edges newest first, as `history` gives them.
+ */
+export async function historyFromSequence(ctx: CommandContext, kind: HistoryKind, id: string | null, query: SequenceQuery): Promise<HistoryPage> {
+  const forward = query.afterSequence != null;
+  const page: PageArgs = forward ? { last: query.limit ?? DEFAULT_PAGE } : { first: query.limit ?? DEFAULT_PAGE };
+  checkArgs(kind, id ?? '', page);
+  const sequence = (forward ? query.afterSequence : query.beforeSequence) ?? 0;
+  if (!Number.isSafeInteger(sequence) || sequence < 0) {
+    throw invalidArgument([{ field: forward ? 'afterSequence' : 'beforeSequence', description: 'must be a sequence (0 or more)' }]);
+  }
+  let target = id;
+  if (target === null) {
+    if (kind !== 'org') throw invalidArgument([{ field: 'id', description: 'must be given' }]);
+    target = (await actingOrg(ctx, await authenticate(ctx, permissionReads(ctx)))).id;
+  }
+  const total = (await readable(ctx, kind, target)).sequence;
+  const newest = forward || sequence === 0 ? total : Math.min(total, sequence - 1);
+  const oldest = forward ? sequence + 1 : 1;
+  return windowPage(ctx, kind, target, total, newest, oldest, page);
 }

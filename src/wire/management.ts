@@ -1,5 +1,5 @@
 // zitadel.management.v1.ManagementService: the user, IDP, project and member methods of
-// SPEC.md and their reads; every other method answers UNIMPLEMENTED. The organization is
+// SPEC.md, their reads and change lists (src/wire/changes.ts); every other method answers UNIMPLEMENTED. The organization is
 // the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
@@ -13,6 +13,7 @@ import * as reads from '../commands/reads.ts';
 import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
 import { base64, detailsV1, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
+import { listOrgChanges, listProjectChanges, listUserChanges } from './changes.ts';
 import { unary, type WireDeps } from './context.ts';
 import { listUsersV1 } from './list-users.ts';
 import { userV1 } from './users-v1.ts';
@@ -104,6 +105,9 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     }),
 
     listUsers: unary(wire, 'ListUsers', listUsersV1),
+    listUserChanges: listUserChanges(wire),
+    listOrgChanges: listOrgChanges(wire),
+    listProjectChanges: listProjectChanges(wire),
 
     getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req) => {
       const idp = await idps.identityProvider(ctx, req.id);
