@@ -16,7 +16,7 @@ ENV HOST=0.0.0.0 PORT=4000 NODE_ENV=production DATA_DIR=/data
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/gateway ./dist/gateway
 COPY package.json ./
-# /data keeps the embedded event log (when MONGODB_URL is unset), the local signing
+# /data keeps the embedded event store, events.sqlite (when MONGODB_URL is unset), the local signing
 # key (when JWKS_URL is unset) and the code HMAC and IdP secret keys (when CODE_HMAC_KEY and
 # IDP_SECRET_KEY are unset).
 RUN mkdir -p /data && chown node:node /data
