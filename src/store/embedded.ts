@@ -19,6 +19,7 @@ import {
 } from './port.ts';
 import { createMemoryUserSearch } from './memory-user-search.ts';
 import { UnavailableError } from '../errors.ts';
+import { keyOf, PendingAppends } from './pending-appends.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 
 export interface EmbeddedStoreOptions {
@@ -38,18 +39,8 @@ export interface EmbeddedStore extends EventStore {
 export const LOG_FILE = 'events.log';
 
 type Holder = { aggregateType: AggregateType; aggregateId: string };
-interface Pending {
-  event: StoredEvent;
-  line: string;
-  snapshot: Snapshot<unknown>;
-  resolve: () => void;
-  reject: (e: unknown) => void;
-  /** Settles (never rejects) once the append is on disk and committed, or has failed. */
-  settled: Promise<void>;
-}
 
 const aggregateTypes = new Set<string>(['instance', 'org', 'user', 'idp', 'project']);
-const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
 
 // Dates and binaries inside payloads are tagged so they come back as Date and Buffer.
 // Tagging and untagging walk the value themselves (returning it as it is when there is
@@ -113,9 +104,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
   const constraints = new Map<string, Holder>();
   // Accepted but not yet on disk: consulted by the checks, invisible to load and
   // loadMany; catchUp waits for it (see there).
-  const pending = new Map<string, Pending>();
-  const pendingClaims = new Map<string, Pending>();
-  let queue: Pending[] = [];
+  const pending = new PendingAppends<string>();
   let flushing: Promise<void> | undefined;
   let broken: unknown;
   let closed = false;
@@ -129,12 +118,6 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     snapshots.set(key, snapshot);
     for (const claim of event.claims)
       constraints.set(claim, { aggregateType: event.aggregateType, aggregateId: event.aggregateId });
-  }
-
-  function forget(item: Pending): void {
-    const key = keyOf(item.event.aggregateType, item.event.aggregateId);
-    if (pending.get(key) === item) pending.delete(key);
-    for (const claim of item.event.claims) if (pendingClaims.get(claim) === item) pendingClaims.delete(claim);
   }
 
   // Replay. Text after the last newline is a write torn by a crash: drop it.
@@ -176,10 +159,9 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
 
   async function flush(): Promise<void> {
     await null; // appends made in the same tick join the first batch
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
-      const data = Buffer.from(batch.map((item) => item.line).join(''));
+    while (pending.queued > 0) {
+      const batch = pending.take();
+      const data = Buffer.from(batch.map((item) => item.write).join(''));
       try {
         await file.appendFile(data);
         await file.datasync();
@@ -189,16 +171,15 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
         // Unknown what reached the disk: cut it off and refuse further writes.
         broken = e;
         await file.truncate(size).catch(() => {});
-        for (const item of [...batch, ...queue]) {
-          forget(item);
+        for (const item of [...batch, ...pending.take()]) {
+          pending.forget(item);
           item.reject(new UnavailableError('store unavailable', { cause: e }));
         }
-        queue = [];
         break;
       }
       for (const item of batch) {
         commit(item.event, item.snapshot);
-        forget(item);
+        pending.forget(item);
         item.resolve();
       }
     }
@@ -235,7 +216,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     // retrying after the error sees the winner (as on MongoDB, where the winner's
     // event is readable once it conflicts).
     catchUp: async <S>(type: AggregateType, id: string, known: Snapshot<S> | null) => {
-      await pending.get(keyOf(type, id))?.settled;
+      await pending.settled(keyOf(type, id));
       const snapshot = (snapshotOf(type, id) as Snapshot<S> | undefined) ?? null;
       return snapshot && snapshot.sequence >= (known?.sequence ?? 0) ? snapshot : known;
     },
@@ -248,7 +229,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       if (broken) throw new UnavailableError('store unavailable', { cause: broken });
       const { aggregateType, aggregateId, sequence } = event;
       const key = keyOf(aggregateType, aggregateId);
-      const tip = pending.get(key)?.snapshot ?? snapshotOf(aggregateType, aggregateId) ?? null;
+      const tip = pending.tip(key) ?? snapshotOf(aggregateType, aggregateId) ?? null;
       const expected = (tip?.sequence ?? 0) + 1;
       if (opts?.base !== undefined && sequence !== (opts.base?.sequence ?? 0) + 1)
         throw new Error(`append: sequence ${sequence} does not follow the base's ${opts.base?.sequence ?? 0}`);
@@ -258,7 +239,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
 
       const claims = [...new Set(opts?.claims ?? [])];
       for (const claim of claims) {
-        const holder = pendingClaims.get(claim)?.event ?? constraints.get(claim);
+        const holder = pending.claimedBy(claim) ?? constraints.get(claim);
         if (holder && (holder.aggregateType !== aggregateType || holder.aggregateId !== aggregateId)) {
           throw new ConstraintError(claim);
         }
@@ -280,14 +261,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       const snapshot = reduceEvents(reducers[aggregateType], tip, [stored])!;
 
       stats.appends++;
-      let item!: Pending;
-      const done = new Promise<void>((resolve, reject) => {
-        item = { event: stored, line, snapshot, resolve, reject, settled: Promise.resolve() };
-      });
-      item.settled = done.catch(() => {});
-      pending.set(key, item);
-      for (const claim of claims) pendingClaims.set(claim, item);
-      queue.push(item);
+      const done = pending.add(stored, snapshot, line);
       flushing ??= flush();
       await done;
       return { event: stored, snapshot: snapshot as Snapshot<S> };

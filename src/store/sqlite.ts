@@ -36,6 +36,7 @@ import {
 } from './port.ts';
 import type { UserSearch } from './read-models.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
+import { keyOf, PendingAppends, type Pending } from './pending-appends.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
 import { startSqliteWorker } from './sqlite-client.ts';
 import { eventOf, eventRow, fromJson, searchRow, snapshotOf, stateRow, toJson, type AppendRow, type EventRow, type StateRow } from './sqlite-rows.ts';
@@ -62,17 +63,6 @@ export interface SqliteStore extends EventStore {
 export const DEFAULT_CACHE_ENTRIES = 20_000;
 const IMPORTED_SUFFIX = '.imported';
 
-interface Pending {
-  event: StoredEvent;
-  snapshot: Snapshot<unknown>;
-  row: AppendRow;
-  resolve: () => void;
-  reject: (e: unknown) => void;
-  /** Settles (never rejects) once the append is committed, or has failed. */
-  settled: Promise<void>;
-}
-
-const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
 const exists = (path: string) => access(path).then(() => true, () => false);
 
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
@@ -112,9 +102,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   }
 
   const cache = new SnapshotCache(options.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
-  const pending = new Map<string, Pending>();
-  const pendingClaims = new Map<string, Pending>();
-  let queue: Pending[] = [];
+  const pending = new PendingAppends<AppendRow>();
   let flushing: Promise<void> | undefined;
   let closed = false;
   const stats = {
@@ -138,13 +126,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     return rows.map((r) => deepFreeze(eventOf(r)));
   };
 
-  function forget(item: Pending): void {
-    const key = keyOf(item.event.aggregateType, item.event.aggregateId);
-    if (pending.get(key) === item) pending.delete(key);
-    for (const claim of item.event.claims) if (pendingClaims.get(claim) === item) pendingClaims.delete(claim);
-  }
-
-  function failure(item: Pending, result: AppendResult): Error {
+  function failure(item: Pending<AppendRow>, result: AppendResult): Error {
     const { aggregateType, aggregateId, sequence } = item.event;
     if ('ok' in result) throw new Error('not a failure');
     if (result.conflict === 'sequence') return new ConcurrencyError(aggregateType, aggregateId, sequence);
@@ -154,23 +136,22 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
   async function flush(): Promise<void> {
     await null; // appends made in the same tick join the first batch
-    while (queue.length > 0) {
-      const batch = queue;
-      queue = [];
+    while (pending.queued > 0) {
+      const batch = pending.take();
       let results: AppendResult[];
       try {
-        results = await worker.call<AppendResult[]>({ op: 'append', rows: batch.map((item) => item.row) });
+        results = await worker.call<AppendResult[]>({ op: 'append', rows: batch.map((item) => item.write) });
         stats.syncs++;
       } catch (e) {
         // The transaction was rolled back (or the worker is gone): none of the batch is written.
         for (const item of batch) {
-          forget(item);
+          pending.forget(item);
           item.reject(e instanceof UnavailableError ? e : new UnavailableError('store unavailable', { cause: e }));
         }
         continue;
       }
       batch.forEach((item, i) => {
-        forget(item);
+        pending.forget(item);
         const result = results[i]!;
         if ('ok' in result) {
           remember(item.event.aggregateType, item.snapshot);
@@ -182,7 +163,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   }
 
   /** The tip as far as memory knows it: the pending append, else the cached snapshot; undefined: not in memory. */
-  const tipOf = (key: string): Snapshot<unknown> | undefined => pending.get(key)?.snapshot ?? cache.get(key);
+  const tipOf = (key: string): Snapshot<unknown> | undefined => pending.tip(key) ?? cache.get(key);
 
   const store: SqliteStore = {
     stats,
@@ -214,7 +195,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     // else wrote the events (a crash cannot split them). The pending append at the time of
     // the call is waited for, so a loser of a race sees the winner after its error.
     catchUp: async <S>(type: AggregateType, id: string, known: Snapshot<S> | null) => {
-      await pending.get(keyOf(type, id))?.settled;
+      await pending.settled(keyOf(type, id));
       const found = await worker.call<{ state: StateRow | null; events: EventRow[] }>({ op: 'catchUp', type, id, after: known?.sequence ?? 0 });
       const base = found.state ? fromStateRow(found.state) : known;
       if (found.events.length === 0) return found.state ? (remember(type, base!) as Snapshot<S>) : known;
@@ -246,7 +227,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       }
       const claims = [...new Set(opts?.claims ?? [])];
       for (const claim of claims) {
-        const holder = pendingClaims.get(claim)?.event;
+        const holder = pending.claimedBy(claim);
         if (holder && (holder.aggregateType !== aggregateType || holder.aggregateId !== aggregateId)) throw new ConstraintError(claim);
       }
 
@@ -273,14 +254,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       };
 
       stats.appends++;
-      let item!: Pending;
-      const done = new Promise<void>((resolve, reject) => {
-        item = { event: stored, snapshot, row, resolve, reject, settled: Promise.resolve() };
-      });
-      item.settled = done.catch(() => {});
-      pending.set(key, item);
-      for (const claim of claims) pendingClaims.set(claim, item);
-      queue.push(item);
+      const done = pending.add(stored, snapshot, row);
       flushing ??= flush();
       await done;
       return { event: stored, snapshot: snapshot as Snapshot<S> };
