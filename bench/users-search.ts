@@ -18,9 +18,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
 import { createIdGenerator } from '../src/model/ids.ts';
-import type { UserAdded } from '../src/model/users.ts';
 import { bulkLoadUsers as mongoBulkLoad, type BulkUser } from '../src/store/mongo-bulk.ts';
-import { bulkLoadUsers as sqliteBulkLoad } from '../src/store/sqlite-bulk.ts';
+import { bulkLoadUsers as sqliteBulkLoad, bulkUser, FIRST } from '../src/store/sqlite-bulk.ts';
 import type { ServerChoice } from '../test/support/servers-start.ts';
 import { round } from './round-trips.ts';
 import type { Child, Mark, Measured, StoreKind } from './run.ts';
@@ -40,8 +39,6 @@ export const SEARCH_PREFIX = 'grace.';
 export const SEQUENTIAL = { full: 200, smoke: 20 };
 
 // As src/store/sqlite-bulk.ts names its users (its lists), so one prefix matches the same share on both stores.
-const FIRST = ['Ada', 'Alan', 'Grace', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'John', 'Radia', 'Edsger', 'Hedy', 'Tim', 'Karen', 'Donald'];
-const LAST = ['Lovelace', 'Turing', 'Hopper', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Allen', 'Backus', 'Perlman', 'Dijkstra', 'Lamarr', 'Lee', 'Jones', 'Knuth'];
 
 /** How many of n bulk-loaded users the prefix matches (user i has the first name FIRST[i % 16]). */
 const expectedMatches = (n: number) => {
@@ -101,15 +98,7 @@ function bulkUsers(n: number, tag: string): BulkUser[] {
   const ids = createIdGenerator({ nodeId: 1022 });
   const orgIds = Array.from({ length: 10 }, () => ids.next());
   return Array.from({ length: n }, (_, i) => {
-    const [first, last] = [FIRST[i % FIRST.length]!, LAST[Math.floor(i / FIRST.length) % LAST.length]!];
-    const username = `${first}.${last}.${tag}${i}`.toLowerCase();
-    const user: UserAdded = {
-      username,
-      profile: { firstName: first, lastName: last, nickName: null, displayName: `${first} ${last}`, preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
-      email: { email: `${username}@bulk.example.com`, isVerified: i % 2 === 0 },
-      phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
-    };
-    return { id: ids.next(), orgId: orgIds[i % orgIds.length]!, user };
+    return { id: ids.next(), orgId: orgIds[i % orgIds.length]!, user: bulkUser(i, tag) };
   });
 }
 

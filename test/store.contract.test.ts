@@ -19,6 +19,7 @@ import {
 } from '../src/store/port.ts';
 import { UnavailableError } from '../src/errors.ts';
 import { faultyProxy, freePort } from './support/net.ts';
+import { increment } from './support/increment.ts';
 import { describeWith } from './support/servers.ts';
 
 interface Counter {
@@ -45,23 +46,6 @@ function ev(aggregateId: string, sequence: number, payload: Record<string, unkno
   };
 }
 
-/**
- * Appends one +1 with the command loop (src/commands/runner.ts): load once, append
- * on that base, and only after a ConcurrencyError catch up from the events and retry.
- */
-async function increment(store: EventStore, id: string): Promise<number> {
-  let current = await store.load<Counter>('user', id);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await store.append(ev(id, (current?.sequence ?? 0) + 1), { base: current });
-      return attempt;
-    } catch (e) {
-      if (!(e instanceof ConcurrencyError) || attempt > 200) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * 5));
-      current = await store.catchUp<Counter>('user', id, current);
-    }
-  }
-}
 
 interface Harness {
   store: EventStore;
@@ -125,7 +109,7 @@ function contract(open: () => Promise<Harness>) {
 
   it('loses no update: 50 concurrent increments with retries all count', async () => {
     const id = uid();
-    const attempts = await Promise.all(Array.from({ length: 50 }, () => increment(h.store, id)));
+    const attempts = await Promise.all(Array.from({ length: 50 }, () => increment(h.store, id, ev)));
     const snapshot = await h.store.load<Counter>('user', id);
     expect(snapshot).toMatchObject({ sequence: 50, state: { count: 50 } });
     expect(attempts.some((n) => n > 1)).toBe(true); // they really did collide

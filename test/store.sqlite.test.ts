@@ -13,11 +13,12 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { reducers } from '../src/model/reducers.ts';
 import { userEvent, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
 import { createEmbeddedStore, LOG_FILE } from '../src/store/embedded.ts';
-import { ConcurrencyError, ConstraintError, type EventStore, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
+import { ConcurrencyError, ConstraintError, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
 import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
 import { DB_FILE } from '../src/store/sqlite-schema.ts';
 import { createSqliteStore, type SqliteStore } from '../src/store/sqlite.ts';
 import { userSearchContract } from './support/user-search-contract.ts';
+import { increment } from './support/increment.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dirs: string[] = [];
@@ -40,20 +41,6 @@ const ev = (aggregateId: string, sequence: number, payload: Record<string, unkno
   aggregateType: 'user', aggregateId, sequence, type: 'user.counted', payload, creator: 'tester', resourceOwner: 'org-1',
 });
 
-/** One +1 as the command runner does it: load, append on it, catch up and retry after a ConcurrencyError. */
-async function increment(store: EventStore, id: string): Promise<number> {
-  let current = await store.load<Counter>('user', id);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await store.append(ev(id, (current?.sequence ?? 0) + 1), { base: current });
-      return attempt;
-    } catch (e) {
-      if (!(e instanceof ConcurrencyError) || attempt > 200) throw e;
-      await new Promise((r) => setTimeout(r, Math.random() * 5));
-      current = await store.catchUp<Counter>('user', id, current);
-    }
-  }
-}
 
 const human = (username: string): UserAdded => ({
   username,
@@ -99,7 +86,7 @@ describe('sqlite event store', () => {
     const store = await createSqliteStore({ dataDir: await newDir(), reducers: counters, cacheEntries: 1 });
     try {
       const [a, b] = [`u-${randomUUID()}`, `u-${randomUUID()}`];
-      const attempts = await Promise.all([a, b].flatMap((id) => Array.from({ length: 50 }, () => increment(store, id))));
+      const attempts = await Promise.all([a, b].flatMap((id) => Array.from({ length: 50 }, () => increment(store, id, ev))));
       expect(attempts.some((n) => n > 1)).toBe(true);
       for (const id of [a, b]) {
         expect(await store.load<Counter>('user', id)).toMatchObject({ sequence: 50, state: { count: 50 } });
@@ -217,7 +204,7 @@ describe('sqlite event store', () => {
     expect(store.stats.statesRead).toBeGreaterThanOrEqual(180); // from the database, not memory
     await store.close();
     store = await createSqliteStore({ dataDir: dir, reducers: counters, cacheEntries: 10 });
-    await increment(store, 'lru-5');
+    await increment(store, 'lru-5', ev);
     expect(await store.load<Counter>('user', 'lru-5')).toMatchObject({ sequence: 2, state: { count: 6 } });
     await store.close();
   });

@@ -38,8 +38,20 @@ export interface BulkLoaded {
   sampleUserIds: string[];
 }
 
-const FIRST = ['Ada', 'Alan', 'Grace', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'John', 'Radia', 'Edsger', 'Hedy', 'Tim', 'Karen', 'Donald'];
+export const FIRST = ['Ada', 'Alan', 'Grace', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'John', 'Radia', 'Edsger', 'Hedy', 'Tim', 'Karen', 'Donald'];
 const LAST = ['Lovelace', 'Turing', 'Hopper', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Allen', 'Backus', 'Perlman', 'Dijkstra', 'Lamarr', 'Lee', 'Jones', 'Knuth'];
+
+/** The i-th generated user of a load (first name FIRST[i % 16]; email `<username>@bulk.example.com`, verified for even i). */
+export function bulkUser(i: number, tag: string): UserAdded {
+  const [first, last] = [FIRST[i % FIRST.length]!, LAST[Math.floor(i / FIRST.length) % LAST.length]!];
+  const username = `${first}.${last}.${tag}${i}`.toLowerCase();
+  return {
+    username,
+    profile: { firstName: first, lastName: last, nickName: null, displayName: `${first} ${last}`, preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
+    email: { email: `${username}@bulk.example.com`, isVerified: i % 2 === 0 },
+    phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
+  };
+}
 
 function append(w: Writes, type: AggregateType, event: Omit<StoredEvent, 'aggregateType' | 'sequence' | 'creator'>): void {
   const stored: StoredEvent = { ...event, aggregateType: type, sequence: 1, creator: 'bulk-loader' };
@@ -84,14 +96,8 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
     const sampleEvery = Math.max(1, Math.floor(users / 1000));
     const sampleUserIds: string[] = [];
     for (let i = 0; i < users; i++) {
-      const [first, last] = [FIRST[i % FIRST.length]!, LAST[Math.floor(i / FIRST.length) % LAST.length]!];
-      const username = `${first}.${last}.${tag}${i}`.toLowerCase();
-      const user: UserAdded = {
-        username,
-        profile: { firstName: first, lastName: last, nickName: null, displayName: `${first} ${last}`, preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
-        email: { email: `${username}@bulk.example.com`, isVerified: i % 2 === 0 },
-        phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
-      };
+      const user = bulkUser(i, tag);
+      const username = user.username;
       const id = ids.next();
       append(w, 'user', {
         aggregateId: id, ...userEvent.added(user), resourceOwner: orgIds[i % orgCount]!,
