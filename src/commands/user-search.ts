@@ -1,9 +1,9 @@
 // The users of an organization (or of every one), for admin consoles: filtered,
 // ordered and paged Relay-style with keyset cursors (issue 13; src/store/read-models.ts).
 import { INSTANCE_ID } from '../model/orgs.ts';
-import { userSearchFields, type User } from '../model/users.ts';
+import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { fold, userKey, type TextMatch, type UserFilter } from '../store/read-models.ts';
+import { fold, type TextMatch, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
 import type { CommandContext } from './context.ts';
 import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserSearchInput } from './user-search-inputs.ts';
@@ -34,6 +34,12 @@ function toFilter(f: UserSearchInput['filter'], orgId: string | undefined): User
   };
   // Absent fields left out, so that the scope of a cursor does not depend on how they were absent.
   return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as UserFilter;
+}
+
+/** The sort's value of a user (the folded username, or a time) and its id: a cursor's key. */
+function keyOf(sort: UserSortField, user: Snapshot<User>): UserKey {
+  const value = sort === 'USERNAME' ? fold(user.state.username) : sort === 'CREATION_DATE' ? user.creationDate.getTime() : user.changeDate.getTime();
+  return { value, id: user.id };
 }
 
 /**
@@ -70,14 +76,25 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
   const more = rows.length > size;
   const page = rows.slice(0, size);
   if (backward) page.reverse();
-  const edges = page.map((node) => ({ node, cursor: encodeCursor(userKey(sort, { ...node, fields: userSearchFields(node.state) }), scope) }));
+  // Cursors are encoded only when asked for (a page usually asks for endCursor alone).
+  const cursorOf = (node: Snapshot<User>) => encodeCursor(keyOf(sort, node), scope);
+  const edges = page.map((node) => ({
+    node,
+    get cursor() {
+      return cursorOf(node);
+    },
+  }));
   return {
     edges,
     pageInfo: {
       hasNextPage: backward ? after !== undefined : more,
       hasPreviousPage: backward ? more : after !== undefined,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() {
+        return page[0] ? cursorOf(page[0]) : null;
+      },
+      get endCursor() {
+        return page.length > 0 ? cursorOf(page.at(-1)!) : null;
+      },
     },
     totalCount: () => store.countUsers(filter),
   };

@@ -269,8 +269,14 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
     eventRange: async (type, id, from, to) => fromEventRows(await worker.call<EventRow[]>({ op: 'events', type, id, from, to })),
 
+    // A user in memory at the row's sequence is that row: no parse (a console asks for the same pages again).
     searchUsers: async <S>(search: UserSearch) =>
-      (await worker.call<StateRow[]>({ op: 'searchUsers', search })).map((row) => fromStateRow(row) as Snapshot<S>),
+      (await worker.call<StateRow[]>({ op: 'searchUsers', search })).map((row) => {
+        const hit = cache.get(keyOf('user', row.id));
+        if (hit && hit.sequence === row.sequence) return hit as Snapshot<S>;
+        // The row as the search read it, even when memory holds a newer state (it may not match).
+        return (hit ? deepFreeze(fromStateRow(row)) : remember('user', fromStateRow(row))) as Snapshot<S>;
+      }),
 
     countUsers: async (filter) => worker.call<number>({ op: 'countUsers', filter }),
 
