@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
+import type { RedisConnection, RedisNode } from './redis.ts';
 
 export interface PasswordPolicy {
   minLength: number;
@@ -22,7 +23,14 @@ export interface Config {
   mongodbDb: string;
   /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
   storeRepairIntervalMs: number;
+  /** REDIS_URL as given; whether and how Redis is used is `redis`. */
   redisUrl?: string;
+  /**
+   * Redis for codes, the delivery queue, rate limits, idempotency keys and node-id leases:
+   * REDIS_URL (one Redis), REDIS_CLUSTER_NODES (a Cluster) or REDIS_SENTINELS (a master
+   * watched by Sentinel); unset: all of those in memory.
+   */
+  redis?: RedisConnection;
   /** Production JWT verification; without it the local key in dataDir signs and verifies. */
   jwksUrl?: string;
   jwtIssuer: string;
@@ -38,8 +46,14 @@ export interface Config {
   /** Instance domain used for organization domains (name.domain). */
   instanceDomain: string;
   production: boolean;
-  /** 0..1023, distinct per gateway process, for generated ids; random when unset. */
+  /**
+   * 0..1023, part of every generated id. With Redis or MongoDB it is leased (src/node-ids.ts):
+   * when set, exactly this one (refused while another gateway holds it); unset, a free one.
+   * With neither: this one, or random when unset.
+   */
   nodeId?: number;
+  /** Lifetime of a node-id lease (NODE_ID_LEASE_TTL_MS); renewed every third of it. */
+  nodeIdLeaseTtlMs: number;
   /** GraphiQL on GET /graphql for browsers (GRAPHIQL; default on, off with NODE_ENV=production). */
   graphiql: boolean;
   /** Introspection queries (__schema, __type) answered (INTROSPECTION; default on, off with NODE_ENV=production). */
@@ -111,6 +125,7 @@ export function loadConfig(env: Env = process.env): Config {
     mongodbDb: env.MONGODB_DB ?? 'identity',
     storeRepairIntervalMs: Math.max(0, int(env.STORE_REPAIR_INTERVAL_MS, 1000)),
     redisUrl: env.REDIS_URL || undefined,
+    redis: redisConnection(env),
     jwksUrl: env.JWKS_URL || undefined,
     jwtIssuer: env.JWT_ISSUER ?? 'identity-gateway',
     jwtAudience: env.JWT_AUDIENCE ?? 'identity-gateway',
@@ -131,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
     production,
     nodeId: env.GATEWAY_NODE_ID ? int(env.GATEWAY_NODE_ID, 0) : undefined,
+    nodeIdLeaseTtlMs: Math.max(1000, int(env.NODE_ID_LEASE_TTL_MS, 30_000)),
     graphiql: bool(env.GRAPHIQL, !production),
     introspection: bool(env.INTROSPECTION, !production),
     logLevel: env.LOG_LEVEL ?? 'info',
@@ -160,7 +176,7 @@ export function loadConfig(env: Env = process.env): Config {
       backoffMs: int(env.DELIVERY_BACKOFF_MS, 5000),
       maxBackoffMs: int(env.DELIVERY_MAX_BACKOFF_MS, 15 * 60_000),
       claimIdleMs: int(env.DELIVERY_CLAIM_IDLE_MS, 60_000),
-      keyPrefix: env.DELIVERY_KEY_PREFIX ?? '',
+      keyPrefix: noBraces('DELIVERY_KEY_PREFIX', env.DELIVERY_KEY_PREFIX ?? ''),
       runWorker: bool(env.RUN_WORKER, true),
     },
     resendLimitPerHour: int(env.RESEND_LIMIT_PER_HOUR, 5),
@@ -206,6 +222,56 @@ function tlsFiles(env: Env): Config['tls'] {
     throw new Error(`TLS_CERT_FILE ${certFile} and TLS_KEY_FILE ${keyFile}: not a PEM certificate and its private key (${(err as Error).message})`);
   }
   return tls;
+}
+
+/**
+ * At most one of REDIS_URL, REDIS_CLUSTER_NODES, REDIS_SENTINELS. REDIS_USERNAME, REDIS_PASSWORD
+ * and REDIS_TLS are the credentials and TLS of a Cluster's or Sentinel master's nodes (with
+ * REDIS_URL they apply too, but the URL's own user, password and rediss:// win).
+ */
+function redisConnection(env: Env): RedisConnection | undefined {
+  const given = (['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'] as const).filter((name) => env[name]);
+  if (given.length > 1) throw new Error(`${given.join(' and ')} are set: set only one (one Redis, a Redis Cluster, or a Sentinel-watched master)`);
+  const auth = {
+    ...(env.REDIS_USERNAME && { username: env.REDIS_USERNAME }),
+    ...(env.REDIS_PASSWORD && { password: env.REDIS_PASSWORD }),
+    ...(bool(env.REDIS_TLS, false) && { tls: true }),
+  };
+  if (env.REDIS_CLUSTER_NODES) return { kind: 'cluster', nodes: parseRedisNodes(env.REDIS_CLUSTER_NODES, 'REDIS_CLUSTER_NODES'), ...auth };
+  if (env.REDIS_SENTINELS) {
+    if (!env.REDIS_SENTINEL_NAME) throw new Error('REDIS_SENTINELS is set but REDIS_SENTINEL_NAME (the master group name) is not');
+    return {
+      kind: 'sentinel',
+      sentinels: parseRedisNodes(env.REDIS_SENTINELS, 'REDIS_SENTINELS'),
+      name: env.REDIS_SENTINEL_NAME,
+      ...(env.REDIS_SENTINEL_PASSWORD && { sentinelPassword: env.REDIS_SENTINEL_PASSWORD }),
+      ...auth,
+    };
+  }
+  if (env.REDIS_URL) return { kind: 'single', url: env.REDIS_URL, ...auth };
+  return undefined;
+}
+
+/** "host:port" (or "[v6]:port") comma-separated, as REDIS_CLUSTER_NODES and REDIS_SENTINELS give them. */
+function parseRedisNodes(list: string, what: string): RedisNode[] {
+  const nodes = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const m = /^(?:\[([^\]]+)\]|([^:\s\/]+)):(\d{1,5})$/.exec(entry);
+      const port = m ? Number(m[3]) : NaN;
+      if (!m || port < 1 || port > 65535) throw new Error(`${what}: "${entry}" is not host:port (a comma-separated list of host:port)`);
+      return { host: (m[1] ?? m[2])!, port };
+    });
+  if (nodes.length === 0) throw new Error(`${what}: no host:port given`);
+  return nodes;
+}
+
+/** A key prefix must leave the hash tag after it alone (Redis Cluster: the keys of one script share a slot). */
+function noBraces(name: string, value: string): string {
+  if (/[{}]/.test(value)) throw new Error(`${name} must not contain { or }: it would change the keys' Redis Cluster hash tag`);
+  return value;
 }
 
 function trustProxy(v: string | undefined): boolean | number {

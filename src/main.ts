@@ -12,7 +12,7 @@ const { url } = await gateway.listen();
 
 const lines = [
   `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
-  `Storage: ${config.mongodbUrl ? 'MongoDB' : `embedded, in ${config.dataDir}`}; codes: ${config.redisUrl ? 'Redis' : 'memory'}`,
+  `Storage: ${config.mongodbUrl ? 'MongoDB' : `embedded, in ${config.dataDir}`}; codes: ${config.redis ? (config.redis.kind === 'cluster' ? 'Redis Cluster' : 'Redis') : 'memory'}`,
   `Instance administrator: user id ${admin.adminUserId} (default organization ${admin.defaultOrgId})${admin.created ? ', created now' : ''}`,
 ];
 if (!config.jwksUrl) {

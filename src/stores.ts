@@ -4,6 +4,7 @@ import { createCodeService, type CodeService } from './codes/codes.ts';
 import { createMemoryCodeStore } from './codes/memory.ts';
 import type { CodeStore } from './codes/port.ts';
 import { createRedisCodeStore } from './codes/redis.ts';
+import { describeRedis } from './redis.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './notify/rate-limit.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
@@ -48,23 +49,23 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
       })
     : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger });
-  let codeStore: CodeStore = config.redisUrl ? await createRedisCodeStore({ url: config.redisUrl }) : createMemoryCodeStore();
-  let rateLimiter: RateLimiter = config.redisUrl ? await createRedisRateLimiter({ url: config.redisUrl }) : createMemoryRateLimiter();
+  let codeStore: CodeStore = config.redis ? await createRedisCodeStore({ url: config.redis }) : createMemoryCodeStore();
+  let rateLimiter: RateLimiter = config.redis ? await createRedisRateLimiter({ url: config.redis }) : createMemoryRateLimiter();
   if (instrument) {
     store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
-    if (config.redisUrl) {
+    if (config.redis) {
       codeStore = timed(codeStore, ['put', 'check', 'clear', 'ping'], instrument.redis('codes'));
       rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));
     }
   }
-  if (config.redisUrl && !config.codeHmacKey) {
+  if (config.redis && !config.codeHmacKey) {
     logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; gateways sharing one Redis need the same key');
   }
   const hmacKey = config.codeHmacKey ?? (await loadOrCreateSecret(config.dataDir, 'code-hmac.key'));
   const codes = createCodeService({ store: codeStore, hmacKey, ttlSeconds: config.codeTtlSeconds, maxAttempts: config.codeMaxAttempts });
   logger.log('info', 'stores open', {
     events: config.mongodbUrl ? 'mongodb' : `embedded (${config.dataDir})`,
-    codes: config.redisUrl ? 'redis' : 'memory',
+    codes: config.redis ? describeRedis(config.redis) : 'memory',
   });
   return {
     store,

@@ -6,11 +6,12 @@
 import { loadConfig } from './config.ts';
 import { createLogger } from './log.ts';
 import { createNotifier } from './notify/index.ts';
+import { describeRedis } from './redis.ts';
 
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-if (!config.redisUrl) {
-  process.stderr.write('npm run worker needs REDIS_URL: without it the queue lives inside the gateway process, whose own worker delivers.\n');
+if (!config.redis) {
+  process.stderr.write('npm run worker needs REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS): without it the queue lives inside the gateway process, whose own worker delivers.\n');
   process.exit(2);
 }
 if (!config.codeHmacKey) {
@@ -19,7 +20,7 @@ if (!config.codeHmacKey) {
 
 const delivery = await createNotifier(config, logger);
 const worker = delivery.startWorker();
-process.stdout.write(`Delivery worker ${worker.name} on ${config.redisUrl.replace(/\/\/[^@/]*@/, '//***@')}\n`);
+process.stdout.write(`Delivery worker ${worker.name} on ${describeRedis(config.redis)}\n`);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -1,11 +1,12 @@
 // Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
 import { ReplyError } from 'ioredis';
-import { failFastRedis } from '../redis.ts';
+import { failFastRedis, isTransientReply, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
 import type { CheckResult, CodeChannel, CodeStore } from './port.ts';
 
 export interface RedisCodeStoreOptions {
-  url: string;
+  /** A redis:// URL or a connection description (one Redis, a Cluster, Sentinel: src/redis.ts). */
+  url: RedisTarget;
   /** Prepended to every key; keep braces out of it so the user's hash tag stays the slot key. */
   keyPrefix?: string;
 }
@@ -35,10 +36,11 @@ interface Scripts {
   codeCheck(key: string, hash: string, maxAttempts: number): Promise<[string, (string | number)?]>;
 }
 
-// Redis's own error replies are bugs or misconfiguration; anything else
-// (refused, timed out, dropped, offline) means the store is unavailable.
+// Redis's own error replies are bugs or misconfiguration, but those that say "not now"
+// (CLUSTERDOWN, LOADING, …); anything else (refused, timed out, dropped, offline) means
+// the store is unavailable.
 function unavailable(err: unknown): unknown {
-  if (err instanceof ReplyError) return err;
+  if (err instanceof ReplyError && !isTransientReply(err)) return err;
   const detail = err instanceof Error ? err.message : String(err);
   return new UnavailableError(`code store unavailable: ${detail}`, { cause: err });
 }

@@ -21,7 +21,7 @@
 // and the request HMAC does not give away the passwords in the request.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { failedPrecondition, invalid, unavailable, UnavailableError, type AppError } from '../errors.ts';
-import { failFastRedis } from '../redis.ts';
+import { failFastRedis, type RedisTarget } from '../redis.ts';
 
 export interface IdempotencyRecord {
   /** HMAC of the request. */
@@ -88,7 +88,7 @@ interface Scripts {
   idemRelease(key: string, owner: string): Promise<number>;
 }
 
-export async function createRedisIdempotencyStore(options: { url: string; keyPrefix?: string }): Promise<IdempotencyStore> {
+export async function createRedisIdempotencyStore(options: { url: RedisTarget; keyPrefix?: string }): Promise<IdempotencyStore> {
   const prefix = `${options.keyPrefix ?? ''}idem:`;
   const client = failFastRedis<Scripts>(options.url);
   client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE });

@@ -89,15 +89,15 @@ export interface HttpLayerOptions {
 
 export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLayer> {
   const { config, logger, metrics, stores, tokens } = options;
-  const idempotencyStore: IdempotencyStore = config.redisUrl
-    ? timed(await createRedisIdempotencyStore({ url: config.redisUrl }), ['claim', 'complete', 'release'], metrics.redisObserver('idempotency'))
+  const idempotencyStore: IdempotencyStore = config.redis
+    ? timed(await createRedisIdempotencyStore({ url: config.redis }), ['claim', 'complete', 'release'], metrics.redisObserver('idempotency'))
     : createMemoryIdempotencyStore();
   // One core for GraphQL (the plugin below) and the wire API (`idempotency`, src/wire/idempotency.ts).
   const idempotency = createIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency });
 
   const readinessChecks: ReadinessCheck[] = [
     { name: config.mongodbUrl ? 'mongodb' : 'store', ping: () => stores.store.ping() },
-    ...(config.redisUrl ? [{ name: 'redis', ping: () => stores.codeStore.ping() }] : []),
+    ...(config.redis ? [{ name: 'redis', ping: () => stores.codeStore.ping() }] : []),
     ...(options.extraChecks ?? []),
   ];
 

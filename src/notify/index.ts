@@ -46,8 +46,8 @@ export async function createNotifier(config: Config, logger: Logger, options: No
   const seal = await codeSealFromConfig(config);
   const queue =
     options.queue ??
-    (config.redisUrl
-      ? await createRedisQueue({ url: config.redisUrl, keyPrefix: delivery.keyPrefix, claimIdleMs: delivery.claimIdleMs })
+    (config.redis
+      ? await createRedisQueue({ url: config.redis, keyPrefix: delivery.keyPrefix, claimIdleMs: delivery.claimIdleMs })
       : createMemoryQueue({ claimIdleMs: delivery.claimIdleMs }));
   const metrics = createDeliveryMetrics();
   const workers = new Set<DeliveryWorker>();

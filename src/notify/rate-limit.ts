@@ -1,6 +1,6 @@
 // A sliding-window rate limiter: at most `limit` hits per key within `windowMs`.
 // Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
-import { failFastRedis } from '../redis.ts';
+import { failFastRedis, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
 
 export interface RateDecision {
@@ -60,7 +60,8 @@ redis.call('PEXPIRE', KEYS[1], window)
 return {1, limit - n - 1, 0}`;
 
 export interface RedisRateLimiterOptions {
-  url: string;
+  /** A redis:// URL or a connection description (src/redis.ts). */
+  url: RedisTarget;
   keyPrefix?: string;
 }
 

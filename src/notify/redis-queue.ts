@@ -23,12 +23,13 @@
 // as the scripts need. With AOF on (appendonly yes), queued jobs survive a
 // Redis restart; appendfsync always loses none even on a crash.
 import { ReplyError } from 'ioredis';
-import { failFastRedis } from '../redis.ts';
+import { failFastRedis, type RedisTarget } from '../redis.ts';
 import type { SealedDeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
 export interface RedisQueueOptions {
-  url: string;
+  /** A redis:// URL or a connection description (src/redis.ts). */
+  url: RedisTarget;
   /** Prepended to every key; no braces in it (the hash tag must stay "delivery"). */
   keyPrefix?: string;
   claimIdleMs: number;

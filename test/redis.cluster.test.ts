@@ -1,0 +1,386 @@
+// The gateway's Redis uses against a real Redis Cluster (3 masters of redis-server, started
+// here): verification codes, rate limits, idempotency records and the delivery queue through
+// the gateway's own modules; a client given one seed reaching keys on the other masters; a
+// master killed (SIGKILL) and restarted under a live client; and the gateway process itself
+// started with REDIS_CLUSTER_NODES. And the same factory through Sentinel.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createCodeService } from '../src/codes/codes.ts';
+import { createRedisCodeStore } from '../src/codes/redis.ts';
+import { loadConfig } from '../src/config.ts';
+import { UnavailableError } from '../src/errors.ts';
+import { createIdempotency, createRedisIdempotencyStore } from '../src/http/idempotency-core.ts';
+import { createRedisRateLimiter } from '../src/notify/rate-limit.ts';
+import { createRedisQueue } from '../src/notify/redis-queue.ts';
+import { createCodeSeal } from '../src/notify/seal.ts';
+import { failFastRedis, type RedisConnection } from '../src/redis.ts';
+import { spawnGateway } from './support/child-gateway.ts';
+import { freePort } from './support/net.ts';
+import { ownRedis } from './support/own-redis.ts';
+import { startRedisCluster, type RedisCluster } from './support/redis-cluster.ts';
+import { describeRequiring } from './support/servers.ts';
+
+let seq = 0;
+const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const seal = createCodeSeal('cluster-test-key');
+
+describe('Redis configuration', () => {
+  it('REDIS_CLUSTER_NODES: the seeds, with REDIS_USERNAME, REDIS_PASSWORD and REDIS_TLS', () => {
+    expect(loadConfig({ REDIS_CLUSTER_NODES: 'redis-a:7000, [::1]:7001,10.0.0.3:7002', REDIS_USERNAME: 'gw', REDIS_PASSWORD: 'pw', REDIS_TLS: 'true' }).redis).toEqual({
+      kind: 'cluster',
+      nodes: [{ host: 'redis-a', port: 7000 }, { host: '::1', port: 7001 }, { host: '10.0.0.3', port: 7002 }],
+      username: 'gw',
+      password: 'pw',
+      tls: true,
+    });
+    expect(loadConfig({ REDIS_URL: 'rediss://u:p@cache:6380' }).redis).toEqual({ kind: 'single', url: 'rediss://u:p@cache:6380' });
+    expect(loadConfig({ REDIS_SENTINELS: 's1:26379,s2:26379', REDIS_SENTINEL_NAME: 'gw' }).redis).toMatchObject({ kind: 'sentinel', name: 'gw', sentinels: [{ host: 's1', port: 26379 }, { host: 's2', port: 26379 }] });
+    expect(loadConfig({}).redis).toBeUndefined();
+  });
+
+  it('refuses what it cannot mean: two kinds of Redis, a seed without a port, braces in the queue prefix', () => {
+    expect(() => loadConfig({ REDIS_URL: 'redis://cache:6379', REDIS_CLUSTER_NODES: 'a:7000' })).toThrow(/REDIS_URL and REDIS_CLUSTER_NODES are set: set only one/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:7000,b' })).toThrow(/REDIS_CLUSTER_NODES: "b" is not host:port/);
+    expect(() => loadConfig({ REDIS_SENTINELS: 's1:26379' })).toThrow(/REDIS_SENTINEL_NAME/);
+    expect(() => loadConfig({ DELIVERY_KEY_PREFIX: 'x{y}:' })).toThrow(/must not contain \{ or \}/);
+  });
+});
+
+describeRequiring(inject('redisServerBin'), 'redis-server not found (these tests start a Redis Cluster of their own)', 'Redis Cluster', () => {
+  let cluster: RedisCluster;
+  let conn: RedisConnection;
+  /** One plain connection per node, for looking at where keys are. */
+  let nodes: Redis[];
+  const closers: (() => Promise<unknown>)[] = [];
+  /** The node killed by the test that kills one, left out of ownerOf's questions. */
+  let killed = -1;
+  const later = <T extends { close(): Promise<unknown> }>(x: T): T => (closers.push(() => x.close()), x);
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(inject('redisServerBin'));
+    conn = { kind: 'cluster', nodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })) };
+    nodes = cluster.ports.map((port) => {
+      const r = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 200 });
+      r.on('error', () => {});
+      return r;
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    for (const n of nodes ?? []) n.disconnect();
+    await cluster?.stop();
+  });
+
+  /** Index of the master serving the slot of `key`. */
+  async function ownerOf(key: string): Promise<number> {
+    const live = nodes[cluster.ports.findIndex((_, i) => i !== killed)]!;
+    const slot = Number(await live.call('CLUSTER', 'KEYSLOT', key));
+    const ranges = (await live.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+    const range = ranges.find(([from, to]) => slot >= from && slot <= to)!;
+    return cluster.ports.indexOf(Number(range[2][1]));
+  }
+
+  /** One id per master whose hash tag `{id}` lands on it. */
+  async function onEveryNode(prefix: string): Promise<string[]> {
+    const found: (string | undefined)[] = cluster.ports.map(() => undefined);
+    for (let i = 0; found.some((f) => f === undefined); i++) {
+      const id = `${prefix}${i}`;
+      const owner = await ownerOf(`{${id}}`);
+      found[owner] ??= id;
+    }
+    return found as string[];
+  }
+
+  it('codes: issued, counted and verified for users whose keys sit on every master', async () => {
+    const keyPrefix = unique('cc:');
+    const store = later(await createRedisCodeStore({ url: conn, keyPrefix }));
+    const codes = createCodeService({ store, hmacKey: 'cluster-codes', ttlSeconds: 60, maxAttempts: 3 });
+    const users = await onEveryNode(unique('user-'));
+
+    const owners = await Promise.all(users.map((u) => ownerOf(`${keyPrefix}code:{${u}}:email`)));
+    expect(new Set(owners).size).toBe(cluster.ports.length);
+
+    for (const [i, user] of users.entries()) {
+      const code = await codes.issue(user, 'email', `${user}@example.com`);
+      // The hash sits on the master of the user's slot (and nowhere else).
+      const key = `${keyPrefix}code:{${user}}:email`;
+      expect(await nodes[owners[i]!]!.exists(key)).toBe(1);
+      // Wrong guesses are counted in Redis, on that master.
+      expect(await store.check(user, 'email', 'not-the-hash', 3)).toEqual({ status: 'wrong', attemptsLeft: 2 });
+      expect(await nodes[owners[i]!]!.hget(key, 'attempts')).toBe('1');
+      expect(await codes.verify(user, 'email', 'WRONG1', `${user}@example.com`)).toBe('wrong');
+      expect(await nodes[owners[i]!]!.hget(key, 'attempts')).toBe('2');
+      expect(await codes.verify(user, 'email', code, `${user}@example.com`)).toBe('ok');
+      expect(await nodes[owners[i]!]!.exists(key)).toBe(0);
+      expect(await codes.verify(user, 'email', code, `${user}@example.com`)).toBe('missing');
+    }
+
+    // The last allowed wrong guess voids the code.
+    const user = users[0]!;
+    const code = await codes.issue(user, 'email', 'a@example.com');
+    for (let i = 0; i < 3; i++) expect(await codes.verify(user, 'email', 'WRONG1', 'a@example.com')).toBe('wrong');
+    expect(await codes.verify(user, 'email', code, 'a@example.com')).toBe('missing');
+  });
+
+  it('rate limits: windows counted per key on whichever master holds it', async () => {
+    const keyPrefix = unique('rl:');
+    const limiter = later(await createRedisRateLimiter({ url: conn, keyPrefix }));
+    const keys = await onEveryNode(unique('k'));
+    for (const key of keys) {
+      expect(await limiter.hit(key, 2, 10_000)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await limiter.hit(key, 2, 10_000)).toMatchObject({ allowed: true, remaining: 0 });
+      const refused = await limiter.hit(key, 2, 10_000);
+      expect(refused.allowed).toBe(false);
+      expect(refused.retryAfterMs).toBeGreaterThan(0);
+      expect(refused.retryAfterMs).toBeLessThanOrEqual(10_000);
+    }
+    const owners = await Promise.all(keys.map((k) => ownerOf(`${keyPrefix}rate:${k}`)));
+    expect(new Set(owners).size).toBeGreaterThan(1);
+    for (const [i, k] of keys.entries()) expect(await nodes[owners[i]!]!.zcard(`${keyPrefix}rate:${k}`)).toBe(2);
+  });
+
+  it('idempotency: a claimed key is kept, completed, replayed and released across masters', async () => {
+    const store = later(await createRedisIdempotencyStore({ url: conn, keyPrefix: unique('idem-test:') }));
+    const idem = createIdempotency({ store, secret: 'cluster-idempotency', ttlSeconds: 60, waitMs: 200 });
+    const answers: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const key = unique('key-');
+      const first = await idem.begin<string>('caller-1', key, () => `request ${i}`);
+      expect(first.kind).toBe('proceed');
+      if (first.kind !== 'proceed') continue;
+      // A duplicate while the first runs: still in progress.
+      expect((await idem.begin<string>('caller-1', key, () => `request ${i}`)).kind).toBe('in-progress');
+      await first.finish(`answer ${i}`);
+      const again = await idem.begin<string>('caller-1', key, () => `request ${i}`);
+      expect(again).toEqual({ kind: 'replay', answer: `answer ${i}` });
+      answers.push(again.kind === 'replay' ? again.answer : '');
+      expect((await idem.begin<string>('caller-1', key, () => 'another request')).kind).toBe('conflict');
+    }
+    expect(answers).toHaveLength(6);
+
+    // Released (an answer not worth keeping): the next request with the key runs.
+    const key = unique('key-');
+    const first = await idem.begin<string>('caller-2', key, () => 'r');
+    if (first.kind !== 'proceed') throw new Error(first.kind);
+    await first.finish();
+    expect((await idem.begin<string>('caller-2', key, () => 'r')).kind).toBe('proceed');
+  });
+
+  it('the delivery queue: enqueue, take, ack, retry, and reclaim of a job another consumer left', async () => {
+    const keyPrefix = unique('dq:');
+    const queue = later(await createRedisQueue({ url: conn, keyPrefix, claimIdleMs: 300, maxBlockMs: 200 }));
+    const job = (n: number) => seal.seal({ kind: 'verify-email-on-create', userId: `u${n}`, orgId: 'o', to: `u${n}@example.com`, code: `CODE${n}` });
+    const ids = [await queue.enqueue(job(1)), await queue.enqueue(job(2))];
+    expect(await nodes[await ownerOf(`${keyPrefix}{delivery}:jobs`)]!.xlen(`${keyPrefix}{delivery}:jobs`)).toBe(2);
+
+    const a = queue.consumer('a');
+    const b = queue.consumer('b');
+    const taken = (await a.take(500))!;
+    expect(taken.jobId).toBe(ids[0]);
+    expect(taken.job.to).toBe('u1@example.com');
+    expect(await queue.depth()).toMatchObject({ queued: 2, pending: 1 });
+
+    // a never acknowledges: after claimIdleMs b gets the same job.
+    await sleep(400);
+    const reclaimed = (await b.take(500))!;
+    expect(reclaimed.jobId).toBe(ids[0]);
+    await b.ack(reclaimed);
+
+    const second = (await b.take(500))!;
+    expect(second.jobId).toBe(ids[1]);
+    await b.retry(second, 0, 'smtp down');
+    const retried = (await b.take(500))!;
+    expect(retried).toMatchObject({ jobId: ids[1], attempts: 1, lastError: 'smtp down' });
+    await b.deadLetter(retried, 'gave up');
+    expect((await queue.deadLetters()).map((d) => d.jobId)).toEqual([ids[1]]);
+
+    expect(await b.take(100)).toBeNull();
+    expect(await queue.depth()).toEqual({ queued: 0, pending: 0, delayed: 0, deadLettered: 1 });
+    await a.close();
+    await b.close();
+  });
+
+  it('a client given one seed reaches keys on every master (MOVED followed)', async () => {
+    const client = failFastRedis({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: cluster.ports[0]! }] });
+    closers.push(async () => client.disconnect());
+    await client.connect();
+    const ids = await onEveryNode(unique('seed-'));
+    const owners = await Promise.all(ids.map((id) => ownerOf(`{${id}}:v`)));
+    expect(owners.filter((o) => o !== 0).length).toBeGreaterThanOrEqual(2);
+    for (const [i, id] of ids.entries()) {
+      expect(await client.set(`{${id}}:v`, `value ${i}`)).toBe('OK');
+      expect(await nodes[owners[i]!]!.get(`{${id}}:v`)).toBe(`value ${i}`);
+      expect(await client.get(`{${id}}:v`)).toBe(`value ${i}`);
+    }
+    // And the gateway's scripts (EVALSHA) run on the other masters too.
+    const store = later(await createRedisCodeStore({ url: { kind: 'cluster', nodes: [{ host: '127.0.0.1', port: cluster.ports[0]! }] } }));
+    const codes = createCodeService({ store, hmacKey: 'one-seed', ttlSeconds: 60, maxAttempts: 3 });
+    for (const id of ids) {
+      const code = await codes.issue(id, 'phone', '+41790000000');
+      expect(await codes.verify(id, 'phone', code, '+41790000000')).toBe('ok');
+    }
+  });
+
+  it('the gateway process starts with REDIS_CLUSTER_NODES: codes of its mutations live in the cluster and verify', async () => {
+    const gw = await spawnGateway({ env: { REDIS_CLUSTER_NODES: cluster.seeds, CODE_HMAC_KEY: 'cluster-gateway-key', RUN_WORKER: 'false' } });
+    try {
+      const added = await gw.post({
+        query: 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId emailCode } }',
+        variables: { input: { profile: { firstName: 'Clu', lastName: 'Ster' }, email: { email: `${unique('c')}@example.com`, returnCode: true } } },
+      });
+      expect(added.json.errors, added.text).toBeUndefined();
+      const { userId, emailCode } = added.json.data.addHumanUser;
+      expect(emailCode).toMatch(/^[A-Z0-9]{6}$/);
+      const key = `code:{${userId}}:email`;
+      expect(await nodes[await ownerOf(key)]!.exists(key)).toBe(1);
+
+      const verify = (code: string) =>
+        gw.post({ query: 'mutation($input: VerifyEmailInput!) { verifyEmail(input: $input) { details { sequence } } }', variables: { input: { userId, verificationCode: code } } });
+      const wrong = await verify('ZZZZZZ');
+      expect(wrong.json.errors?.[0]?.extensions?.code, wrong.text).toBe('INVALID_ARGUMENT');
+      expect(await nodes[await ownerOf(key)]!.hget(key, 'attempts')).toBe('1');
+      const ok = await verify(emailCode);
+      expect(ok.json.errors, ok.text).toBeUndefined();
+      expect(await nodes[await ownerOf(key)]!.exists(key)).toBe(0);
+
+      // setEmail issues a new code into the cluster.
+      const set = await gw.post({
+        query: 'mutation($input: SetEmailInput!) { setEmail(input: $input) { verificationCode } }',
+        variables: { input: { userId, email: `${unique('n')}@example.com`, returnCode: true } },
+      });
+      expect(set.json.errors, set.text).toBeUndefined();
+      expect(await nodes[await ownerOf(key)]!.exists(key)).toBe(1);
+
+      const leased = gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'node id leased');
+      expect(leased).toMatchObject({ lease: 'redis' });
+      expect(leased.nodeId).toBeGreaterThanOrEqual(0);
+      const nodeKey = `{node-ids}:lease:${leased.nodeId}`;
+      expect(await nodes[await ownerOf(nodeKey)]!.exists(nodeKey)).toBe(1);
+
+      // The master of the user's code killed: verifyEmail answers UNAVAILABLE at once; restarted, it verifies.
+      const newCode = set.json.data.setEmail.verificationCode;
+      const victim = await ownerOf(key);
+      await cluster.kill(victim);
+      killed = victim;
+      const started = Date.now();
+      const down = await verify(newCode);
+      expect(down.json.errors?.[0]?.extensions?.code, down.text).toBe('UNAVAILABLE');
+      expect(Date.now() - started).toBeLessThan(5000);
+      await cluster.restart(victim);
+      killed = -1;
+      const up = await verify(newCode);
+      expect(up.json.errors, up.text).toBeUndefined();
+
+      // resendEmailCode (for a new, unverified address): a new code, counted in a cluster rate window, and a job in the cluster's queue.
+      const reset = await gw.post({
+        query: 'mutation($input: SetEmailInput!) { setEmail(input: $input) { details { sequence } } }',
+        variables: { input: { userId, email: `${unique('r')}@example.com` } },
+      });
+      expect(reset.json.errors, reset.text).toBeUndefined();
+      const resend = await gw.post({ query: 'mutation($input: ResendEmailCodeInput!) { resendEmailCode(input: $input) { details { sequence } } }', variables: { input: { userId } } });
+      expect(resend.json.errors, resend.text).toBeUndefined();
+      expect(await nodes[await ownerOf('{delivery}:jobs')]!.xlen('{delivery}:jobs')).toBeGreaterThanOrEqual(1);
+      const window = `rate:resend:${userId}:email`;
+      expect(await nodes[await ownerOf(window)]!.zcard(window)).toBe(1);
+      expect(await nodes[await ownerOf(key)]!.exists(key)).toBe(1);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  }, 60_000);
+
+  describe('a master killed with SIGKILL and restarted', () => {
+    it('fails fast while it is down, keeps every acknowledged write, and the same clients work again', async () => {
+      const keyPrefix = unique('kill:');
+      const store = later(await createRedisCodeStore({ url: conn, keyPrefix }));
+      const codes = createCodeService({ store, hmacKey: 'kill', ttlSeconds: 600, maxAttempts: 5 });
+      const limiter = later(await createRedisRateLimiter({ url: conn, keyPrefix }));
+      const queue = later(await createRedisQueue({ url: conn, keyPrefix, claimIdleMs: 60_000, maxBlockMs: 200 }));
+
+      // The master of the queue's slot, and a user whose code sits there too (and one elsewhere).
+      const victim = await ownerOf(`${keyPrefix}{delivery}:jobs`);
+      const users = await onEveryNode(unique('k-user-'));
+      const onVictim = users[victim]!;
+      const elsewhere = users[(victim + 1) % users.length]!;
+      const code = await codes.issue(onVictim, 'email', 'v@example.com');
+      const other = await codes.issue(elsewhere, 'email', 'e@example.com');
+      const jobId = await queue.enqueue(seal.seal({ kind: 'verify-email-on-create', userId: onVictim, orgId: 'o', to: 'v@example.com', code: 'KILLED' }));
+      // Acknowledged just before the kill: appendfsync always has it on disk.
+      const last = await codes.issue(users[victim]!, 'phone', '+41790000001');
+
+      await cluster.kill(victim);
+      killed = victim;
+      const started = Date.now();
+      const down = await Promise.allSettled([
+        codes.verify(onVictim, 'email', code, 'v@example.com'),
+        limiter.hit(`{${onVictim}}`, 5, 60_000),
+        queue.enqueue(seal.seal({ kind: 'verify-email-on-create', userId: onVictim, orgId: 'o', to: 'v@example.com', code: 'DOWN01' })),
+      ]);
+      const took = Date.now() - started;
+      expect(down.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      expect((down[0] as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError);
+      expect((down[1] as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError);
+      expect(took).toBeLessThan(5000);
+
+      await cluster.restart(victim);
+      killed = -1;
+
+      // The same clients, not recreated: the codes written before the kill verify, the job is there.
+      const again = async <T>(op: () => Promise<T>): Promise<T> => {
+        for (let i = 0; ; i++) {
+          try {
+            return await op();
+          } catch (err) {
+            if (i >= 20) throw err;
+            await sleep(250);
+          }
+        }
+      };
+      expect(await again(() => codes.verify(onVictim, 'email', code, 'v@example.com'))).toBe('ok');
+      expect(await codes.verify(users[victim]!, 'phone', last, '+41790000001')).toBe('ok');
+      expect(await codes.verify(elsewhere, 'email', other, 'e@example.com')).toBe('ok');
+      const consumer = queue.consumer('after-restart');
+      const taken = (await consumer.take(1000))!;
+      expect(taken.jobId).toBe(jobId);
+      await consumer.ack(taken);
+      await consumer.close();
+      expect(await limiter.hit(`{${onVictim}}`, 5, 60_000)).toMatchObject({ allowed: true });
+    }, 90_000);
+  });
+});
+
+describeRequiring(inject('redisServerBin'), 'redis-server not found (this test starts a Redis and a Sentinel of its own)', 'Redis through Sentinel', () => {
+  it('codes are issued and verified on the master a Sentinel names', async () => {
+    const master = await ownRedis(inject('redisServerBin'));
+    const dir = mkdtempSync(path.join(tmpdir(), 'sentinel-'));
+    const port = await freePort();
+    const conf = path.join(dir, 'sentinel.conf');
+    writeFileSync(conf, `port ${port}\nbind 127.0.0.1\ndir ${dir}\nsentinel monitor gw 127.0.0.1 ${new URL(master.url).port} 1\n`);
+    const sentinel: ChildProcess = spawn(inject('redisServerBin'), [conf, '--sentinel'], { stdio: 'ignore' });
+    try {
+      const conn: RedisConnection = { kind: 'sentinel', sentinels: [{ host: '127.0.0.1', port }], name: 'gw' };
+      let store: Awaited<ReturnType<typeof createRedisCodeStore>> | undefined;
+      for (let i = 0; i < 50 && !store; i++) store = await createRedisCodeStore({ url: conn }).catch(() => sleep(100).then(() => undefined));
+      expect(store).toBeDefined();
+      const codes = createCodeService({ store: store!, hmacKey: 'sentinel', ttlSeconds: 60, maxAttempts: 3 });
+      const code = await codes.issue('sentinel-user', 'email', 's@example.com');
+      const direct = new Redis(master.url);
+      try {
+        expect(await direct.exists('code:{sentinel-user}:email')).toBe(1);
+      } finally {
+        direct.disconnect();
+      }
+      expect(await codes.verify('sentinel-user', 'email', code, 's@example.com')).toBe('ok');
+      await store!.close();
+    } finally {
+      sentinel.kill('SIGKILL');
+      await master.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
