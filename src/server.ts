@@ -12,7 +12,7 @@ import type { Config } from './config.ts';
 import { createHttpLayer } from './http/index.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
-import { createIdGenerator } from './model/ids.ts';
+import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createPasswordHasher } from './model/passwords.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
@@ -33,6 +33,8 @@ export interface Gateway {
   logger: Logger;
   /** Queue, senders and delivery metrics; null when options.notifier replaced them. */
   delivery: DeliveryNotifier | null;
+  /** The node id of generated ids, and its lease. */
+  nodeIds: NodeIds;
   metrics: GatewayMetrics;
   listen(): Promise<{ server: Server; url: string }>;
   /**
@@ -54,6 +56,11 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const metrics = createMetrics();
   const stores = await openStores(config, logger, { store: metrics.storeObserver, redis: metrics.redisObserver, mongoCommand: metrics.mongoCommand, stateRepaired: metrics.stateRepaired });
   const delivery = options.notifier ? null : await createNotifier(config, logger);
+  // Leased in Redis or MongoDB so that no two gateways share one (src/node-ids.ts); refused: nothing stays open.
+  const nodeIds = await startNodeIds(config, logger).catch(async (err: unknown) => {
+    await Promise.allSettled([stores.close(), delivery?.close()]);
+    throw err;
+  });
   if (delivery) metrics.watchDelivery(delivery.metrics);
   const deps: Deps = {
     config,
@@ -62,7 +69,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     notifier: options.notifier ?? delivery!,
     rateLimiter: stores.rateLimiter,
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
-    newId: createIdGenerator({ nodeId: config.nodeId }).next,
+    newId: nodeIds.next,
     idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
@@ -120,6 +127,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   const shutdown = () =>
     (stopping ??= (async () => {
       const clean = await http.close();
+      await nodeIds.close(); // no request left to need an id: the lease is released
       await deps.notifier.close(); // stops the worker after the job in hand
       await stores.close();
       return clean;
@@ -130,6 +138,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     stores,
     logger,
     delivery,
+    nodeIds,
     metrics,
     listen: () => http.listen(yoga, wire),
     shutdown,
