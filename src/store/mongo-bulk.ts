@@ -21,11 +21,15 @@
 // the batches before it stay written. One difference: a claim left unconfirmed by a
 // failed append is refused here too, where append takes it over after claimGraceMs.
 // Only new users: no other event types, no organizations.
+//
+// Like the store (mongo-shard-keys.ts, docs/sharding.md): writes with majority write
+// concern, journaled (also on a db given open), and every delete names its collection's
+// shard key (an event's undo: aggregateType and aggregateId with its _id).
 import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoClient, ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { reducers } from '../model/reducers.ts';
 import { userEvents, userSearchFields, type User, type UserAdded } from '../model/users.ts';
-import { stateCollections } from './mongo.ts';
+import { eventSequenceIndex, mongoConcerns, stateCollections } from './mongo-shard-keys.ts';
 import { SEARCH_FIELD } from './mongo-user-search.ts';
 import { ConcurrencyError, ConstraintError, type Snapshot, type StoredEvent } from './port.ts';
 import { reduceEvents } from './reduce.ts';
@@ -84,8 +88,13 @@ async function undo(written: Written[]): Promise<void> {
   for (const { collection, docs } of written.reverse()) {
     if (docs.length === 0) continue;
     const keys = docs.map((d) => d._id as unknown);
-    const mine = collection.collectionName === 'constraints' ? { token: { $in: docs.map((d) => d.token as string) } } : collection.collectionName === 'events' ? {} : { sequence: 1 };
-    await collection.deleteMany({ _id: { $in: keys }, ...mine } as Document);
+    const mine =
+      collection.collectionName === 'constraints'
+        ? { token: { $in: docs.map((d) => d.token as string) } }
+        : collection.collectionName === 'events'
+          ? { aggregateType: 'user', aggregateId: { $in: docs.map((d) => d.aggregateId as string) } } // the shard key: no scatter
+          : { sequence: 1 };
+    await collection.deleteMany({ _id: { $in: keys }, ...mine } as Document, { writeConcern: mongoConcerns.writeConcern });
   }
 }
 
@@ -105,13 +114,14 @@ export async function bulkLoadUsers(load: MongoBulkLoad): Promise<MongoBulkLoade
   let db: Db;
   if ('db' in load) db = load.db;
   else {
-    client = await new MongoClient(load.url, { ignoreUndefined: true }).connect();
+    client = await new MongoClient(load.url, { ignoreUndefined: true, ...mongoConcerns }).connect();
     db = client.db(load.dbName);
   }
   try {
     // The index that makes a second event for one user a duplicate; the store creates it
     // on connect (the same name and keys: nothing happens when it exists).
-    await db.collection('events').createIndex({ aggregateType: 1, aggregateId: 1, sequence: 1 }, { unique: true, name: 'aggregate_sequence' });
+    const { key, ...unique } = eventSequenceIndex;
+    await db.collection('events').createIndex(key, unique);
     const constraints = db.collection('constraints');
     const events = db.collection('events');
     const states = db.collection(stateCollections.user);
@@ -142,7 +152,7 @@ export async function bulkLoadUsers(load: MongoBulkLoad): Promise<MongoBulkLoade
       for (const [collection, docs, kind] of [[constraints, claimDocs, 'claim'], [events, eventDocs, 'event'], [states, stateDocs, 'state']] as const) {
         if (docs.length === 0) continue;
         try {
-          await collection.insertMany(docs, { ordered: false, ignoreUndefined: true });
+          await collection.insertMany(docs, { ordered: false, ignoreUndefined: true, writeConcern: mongoConcerns.writeConcern });
           written.push({ collection, docs });
         } catch (e) {
           if (!(e instanceof MongoBulkWriteError)) throw e; // unknown what was written: load again into a fresh database

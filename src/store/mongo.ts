@@ -24,6 +24,15 @@
 // per pass; the rest on the next; a slow pass spaces the next one out. Its commands
 // are not reported to onCommand listeners (they are not requests): `repairStats`
 // counts its work.
+//
+// Sharding (docs/sharding.md, the plan in mongo-shard-keys.ts): every find, update and
+// delete of a call above names its collection's whole shard key (events: aggregateType
+// and aggregateId; the others: _id), so a mongos sends it to one shard (loadMany and the
+// repair loop's state reads: to the shards of the ids they list). Only searchUsers,
+// countUsers, the repair sweep and the search backfill scatter. The client writes with
+// majority write concern (journaled) and reads from the primary at read concern "local",
+// whatever MONGODB_URL says. After connect, off the request path, the store builds the
+// plan's other indexes, the hashed shard key ones included (not on FerretDB: it has none).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import {
@@ -37,6 +46,7 @@ import {
   MongoTopologyClosedError,
   type Collection,
   type Db,
+  type Document,
   type Filter,
   type ObjectId,
 } from 'mongodb';
@@ -55,6 +65,7 @@ import {
 import type { UserSearch } from './read-models.ts';
 import { UnavailableError } from '../errors.ts';
 import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
+import { eventCreatedAtIndex, eventSequenceIndex, mongoConcerns, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
 import { reduceEvents } from './reduce.ts';
 
 export interface MongoStoreOptions {
@@ -67,6 +78,8 @@ export interface MongoStoreOptions {
   serverSelectionTimeoutMS?: number;
   /** Called for every command this store's calls send (the driver's command monitoring), e.g. for metrics. */
   onCommand?: MongoCommandListener;
+  /** From the first command on, what inspectCommands reports (tests only: bodies hold user data). */
+  inspect?: (command: InspectedCommand) => void;
   /** The background repair of state documents left behind their events; false: none (tools, tests). */
   repair?: RepairOptions | false;
   /** What user searches look at (src/model/users.ts userSearchFields); without it searchUsers and countUsers throw. */
@@ -115,20 +128,43 @@ export interface MongoCommandEvent {
 }
 export type MongoCommandListener = (event: MongoCommandEvent) => void;
 
+/** A command as the driver sent it, body and all (inspectCommands). */
+export interface InspectedCommand {
+  /** find, insert, update, aggregate, … */
+  command: string;
+  /** The collection the command works on, when it names one. */
+  collection?: string;
+  /** The command document: filters, documents, write concern (user data: never for logs). */
+  body: Readonly<Document>;
+  /** Sent by the store's own background work (repair loop, index builds, search backfill), not by a call. */
+  background: boolean;
+}
+
+/** What indexes() found: the indexes of the plan this server cannot build, as `collection.index`. */
+export interface IndexReport {
+  /** FerretDB has no hashed indexes (nor sharding): the shard key indexes are left out there. */
+  unsupported: string[];
+}
+
 export interface MongoEventStore extends EventStore {
   /** Calls listener for every command the store's calls send from now on; returns the function that stops it. */
   onCommand(listener: MongoCommandListener): () => void;
   /** The repair loop's counters (all 0 when it is off). */
   readonly repairStats: Readonly<RepairStats>;
+  /**
+   * Calls listener for every command the store sends from now on, its body included and
+   * background work too: for tests that check what commands carry (test/store.mongo-sharding.test.ts).
+   * Never for logs or metrics (bodies hold user data). Returns the function that stops it.
+   */
+  inspectCommands(listener: (command: InspectedCommand) => void): () => void;
+  /**
+   * Waits for the indexes of the sharding plan (mongo-shard-keys.ts), built off the request
+   * path after connect (the search ones only with the userFields option); builds what failed again.
+   */
+  indexes(): Promise<IndexReport>;
 }
 
-export const stateCollections: Record<AggregateType, string> = {
-  instance: 'instances',
-  org: 'orgs',
-  user: 'users',
-  idp: 'idps',
-  project: 'projects',
-};
+export { stateCollections };
 
 type EventDoc = StoredEvent & { _id?: ObjectId };
 interface StateDoc {
@@ -184,6 +220,7 @@ function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
 export async function createMongoStore(options: MongoStoreOptions): Promise<MongoEventStore> {
   const grace = options.claimGraceMs ?? 30_000;
   const listeners = new Set<MongoCommandListener>(options.onCommand ? [options.onCommand] : []);
+  const inspectors = new Set<(command: InspectedCommand) => void>(options.inspect ? [options.inspect] : []);
   // The repair loop runs inside this context; its commands are not reported. A reply
   // is paired with its command by requestId, whatever context it arrives in.
   const background = new AsyncLocalStorage<true>();
@@ -214,23 +251,31 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       ignoreUndefined: true,
       promoteBuffers: true,
       monitorCommands: true,
+      // Over the URL's: the append protocol and reads after a conflict rely on them (mongo-shard-keys.ts).
+      ...mongoConcerns,
     });
     candidate.on('commandStarted', (e) => {
       const target = e.command[e.commandName];
-      emit({ phase: 'started', requestId: e.requestId, command: e.commandName, ...(typeof target === 'string' ? { collection: target } : {}) });
+      const collection = typeof target === 'string' ? { collection: target } : {};
+      for (const inspect of inspectors) inspect({ command: e.commandName, ...collection, body: e.command, background: background.getStore() === true });
+      emit({ phase: 'started', requestId: e.requestId, command: e.commandName, ...collection });
     });
     candidate.on('commandSucceeded', (e) => emit({ phase: 'succeeded', requestId: e.requestId, command: e.commandName }));
     candidate.on('commandFailed', (e) => emit({ phase: 'failed', requestId: e.requestId, command: e.commandName }));
     try {
       await candidate.connect();
       const candidateDb = candidate.db(options.dbName);
-      await candidateDb
-        .collection('events')
-        .createIndex({ aggregateType: 1, aggregateId: 1, sequence: 1 }, { unique: true, name: 'aggregate_sequence' });
+      const { key, ...unique } = eventSequenceIndex;
+      await candidateDb.collection('events').createIndex(key, unique);
       [client, db] = [candidate, candidateDb];
       events = db.collection<EventDoc>('events');
       constraints = db.collection<ConstraintDoc>('constraints');
       prepareSearch().catch(() => {}); // awaited (and retried) by the first search
+      ensureCreatedAt().catch(() => {}); // awaited (and retried) by the repair loop
+      prepareShardKeys().catch((e: unknown) => {
+        if (closed) return; // closed before they were built: nothing to say
+        console.warn('mongo store: shard key indexes not built (sharding a non-empty collection needs them; docs/sharding.md); retried by the next start:', (e as Error).message);
+      });
     } catch (e) {
       await candidate.close().catch(() => {});
       throw e;
@@ -270,6 +315,54 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       })
       .catch((e: unknown) => {
         searchReady = undefined;
+        throw e;
+      }));
+  }
+
+  // The events' range on creation time, for the repair loop (built in the background,
+  // not awaited by connect: a large collection takes a while).
+  let createdAtIndex: Promise<void> | undefined;
+  function ensureCreatedAt(): Promise<void> {
+    const { key, ...named } = eventCreatedAtIndex;
+    return (createdAtIndex ??= background
+      .run(true, () => events.createIndex(key, named))
+      .then(
+        () => {},
+        (e: unknown) => {
+          createdAtIndex = undefined;
+          throw e;
+        },
+      ));
+  }
+
+  // The hashed indexes of the shard keys (mongo-shard-keys.ts), which sh.shardCollection
+  // needs on a non-empty collection: off the request path, once per store unless it fails.
+  // A server that has no hashed indexes (FerretDB, which has no sharding either) gets none.
+  let shardKeysReady: Promise<IndexReport> | undefined;
+  function prepareShardKeys(): Promise<IndexReport> {
+    return (shardKeysReady ??= background
+      .run(true, async () => {
+        const ferret = typeof (await db.command({ buildInfo: 1 })).ferretdbVersion === 'string';
+        const unsupported: string[] = [];
+        for (const [name, plan] of Object.entries(shardPlan)) {
+          const index = plan.indexes.find((i) => i.name === SHARD_KEY_INDEX);
+          if (!index) continue;
+          if (ferret) {
+            unsupported.push(`${name}.${SHARD_KEY_INDEX}`);
+            continue;
+          }
+          const { key, ...named } = index;
+          try {
+            await db.collection(name).createIndex(key, named);
+          } catch (e) {
+            // 85 IndexOptionsConflict: the same key under another name (made by an operator) serves as well.
+            if (!(e instanceof MongoServerError && e.code === 85)) throw e;
+          }
+        }
+        return { unsupported };
+      })
+      .catch((e: unknown) => {
+        shardKeysReady = undefined;
         throw e;
       }));
   }
@@ -372,7 +465,6 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
   // document twice for them: this sweep's and the last one's.
   let seenNow = new Map<string, number>();
   let seenBefore = new Map<string, number>();
-  let createdAtIndex: Promise<void> | undefined;
 
   let lastRepairLog = 0;
   let unlogged = 0;
@@ -419,16 +511,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
   }
 
   async function repairPass(): Promise<void> {
-    // Lets the events be read by creation time on MongoDB (built in the background,
-    // not awaited by connect: a large collection takes a while).
-    createdAtIndex ??= events.createIndex({ createdAt: 1, _id: 1 }, { name: 'created_at' }).then(
-      () => {},
-      (e: unknown) => {
-        createdAtIndex = undefined;
-        throw e;
-      },
-    );
-    await createdAtIndex;
+    // Lets the events be read by creation time on MongoDB.
+    await ensureCreatedAt();
     if (!sweep) {
       const now = Date.now();
       const from = lastSweepEnd ? lastSweepEnd.getTime() - overlap : now - startupWindow;
@@ -568,6 +652,18 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       listeners.add(listener);
       return () => void listeners.delete(listener);
     },
+
+    inspectCommands(listener) {
+      inspectors.add(listener);
+      return () => void inspectors.delete(listener);
+    },
+
+    indexes: () =>
+      run(async () => {
+        await ensureCreatedAt();
+        if (options.userFields) await prepareSearch();
+        return prepareShardKeys();
+      }),
 
     repairStats,
 
