@@ -147,6 +147,10 @@ function emailSuite(name: string, env: () => Record<string, string>, redisUrl?: 
     it('counts what it sent and leaves no job (nor clear code) behind', async () => {
       const metrics = gw.gateway.delivery!.metrics;
       await until(() => metrics.sent === smtp.mails.length, 5000, 'the last send to be counted');
+      // One Message-ID per job (a second send of the same job would repeat it), in SMTP_FROM's domain.
+      const ids = smtp.mails.map((m) => m.parsed.messageId);
+      expect(new Set(ids).size).toBe(smtp.mails.length);
+      for (const id of ids) expect(id).toMatch(/^<[A-Za-z0-9_-]{32}@auth\.example>$/);
       expect(metrics.queued).toBe(smtp.mails.length);
       expect(metrics.retried).toBe(0);
       expect(metrics.deadLettered).toBe(0);

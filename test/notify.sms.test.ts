@@ -109,6 +109,11 @@ describe('SMS through the webhook provider', () => {
     sms.status = 200;
     const ok = await sms.waitFor((r) => r.body.to === phone.e164 && r.status === 200);
     expect(gw.gateway.delivery!.metrics.retried).toBeGreaterThanOrEqual(retriedBefore + 2);
+    // Every try of the job carries one Idempotency-Key, so a provider can send the SMS once.
+    const keys = new Set(sms.requests.filter((r) => r.body.to === phone.e164).map((r) => r.headers['idempotency-key']));
+    expect([...keys]).toEqual([ok.headers['idempotency-key']]);
+    expect(ok.headers['idempotency-key']).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(ok.headers['idempotency-key']).not.toContain(codeOf(ok));
     const verify = await gw.send(VerifyPhoneDocument, { input: { userId, verificationCode: codeOf(ok) } });
     expect(verify.errors, verify.text).toBeUndefined();
   });

@@ -101,10 +101,13 @@ export function createSmtpSender(config: Config): Sender {
     disableUrlAccess: true,
   });
   const compose = { defaultUrlTemplate: config.defaultVerifyEmailUrl, codeTtlSeconds: config.codeTtlSeconds };
+  const messageIdDomain = /@([^@\s>]+)>?\s*$/.exec(smtp.from)?.[1] ?? config.instanceDomain;
   return {
-    async send(job) {
+    async send(job, deliveryId) {
       const message = composeVerificationEmail(job, compose);
       await transport.sendMail({
+        // One Message-ID per job, whichever worker sends it and however often: a receiver can drop a second copy.
+        messageId: `<${deliveryId}@${messageIdDomain}>`,
         from: smtp.from,
         to: job.to,
         subject: message.subject,

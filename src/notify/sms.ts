@@ -20,9 +20,10 @@ export function smsText(job: DeliveryJob, codeTtlSeconds: number): string {
 export function createWebhookSmsSender(options: WebhookSmsOptions): Sender {
   const timeoutMs = options.timeoutMs ?? 10_000;
   return {
-    async send(job) {
+    async send(job, deliveryId) {
       if (job.kind !== 'verify-phone') throw new PermanentDeliveryError('a mail job is not an SMS');
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+      // The same key for every try of one job: a provider that honours it sends one SMS.
+      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'idempotency-key': deliveryId };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       let res: Response;
       try {

@@ -5,7 +5,7 @@
 // Jobs are queued with their code sealed; the worker opens it only to send, and
 // a job whose seal does not open is dead-lettered unsent.
 import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../log.ts';
 import { maskAddress } from './mask.ts';
 import type { DeliveryJob } from './port.ts';
@@ -14,8 +14,18 @@ import type { CodeSeal } from './seal.ts';
 
 /** Sends one job over one channel; throws when it did not go out. */
 export interface Sender {
-  send(job: DeliveryJob): Promise<void>;
+  /**
+   * `deliveryId` names the job whatever the try or the worker (the queue's job id, hashed):
+   * a second send of one job, after a worker died between sending and acknowledging, is
+   * recognisably the same message (mail: its Message-ID; SMS: the webhook's Idempotency-Key).
+   */
+  send(job: DeliveryJob, deliveryId: string): Promise<void>;
   close?(): Promise<void>;
+}
+
+/** A job's delivery id: its queue id with what it is about, hashed (the queue id is a time; the code is left out: relays log Message-IDs). */
+export function deliveryId(jobId: string, job: DeliveryJob): string {
+  return createHash('sha256').update(`${jobId}\n${job.kind}\n${job.userId}\n${job.orgId}\n${job.to}`).digest('base64url').slice(0, 32);
 }
 
 export interface Senders {
@@ -131,7 +141,7 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
     const clean = (err: unknown) => redact(err instanceof Error ? err.message : String(err), [job.code, job.to, ...secrets]);
 
     try {
-      await sender.send(job);
+      await sender.send(job, deliveryId(entry.jobId, job));
     } catch (err) {
       const error = clean(err);
       if (err instanceof PermanentDeliveryError || tries >= maxTries) return deadLetter(error);
