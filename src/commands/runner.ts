@@ -59,8 +59,9 @@ export async function write<T extends AggregateType, S = Aggregates[T]['state']>
       if (!(err instanceof ConcurrencyError)) throw err;
       if (attempt >= MAX_ATTEMPTS) throw failedPrecondition(`${type} ${id} is changing too often, try again`);
       // The first retry at once (a stale state document is the likely cause); after
-      // that, writers contend: spread them out.
-      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, attempt * 2)));
+      // that, writers contend: spread them out, over a window doubling up to 100 ms
+      // (full jitter), so that n writers cost about n appends, not n² failed ones.
+      if (attempt > 1) await new Promise((r) => setTimeout(r, Math.random() * Math.min(100, 2 ** attempt)));
       current = await refresh<S>(ctx, type, id, current);
     }
   }
