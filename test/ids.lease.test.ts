@@ -4,7 +4,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UnavailableError } from '../src/errors.ts';
 import { createIdGenerator, IdLimitError, idTimestamp } from '../src/model/ids.ts';
-import { createMongoLeaseStore, createRedisLeaseStore, leaseNodeId, NodeIdTakenError, type NodeIdLeaseStore, type NodeIds } from '../src/node-ids.ts';
+import { leaseNodeId, NodeIdTakenError, type NodeIds } from '../src/node-ids.ts';
+import { createMongoLeaseStore, createRedisLeaseStore, type NodeIdLeaseStore } from '../src/store/node-id-leases.ts';
 import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster.ts';
