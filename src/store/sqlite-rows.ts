@@ -47,6 +47,8 @@ export interface AppendRow {
   claims: string[];
   state: StateRow;
   search: SearchRow | null;
+  /** The sequence follows the committed tip the main thread holds: the worker need not look for a gap. */
+  checked?: boolean;
 }
 
 export const toJson = (value: unknown): string => JSON.stringify(mapDeep(value, tag));

@@ -147,7 +147,7 @@ export type AppendResult = { ok: true } | { conflict: 'sequence' } | { conflict:
 /** One append inside the open transaction: its event, claims, state and search row, or nothing. */
 export function writeAppend(w: Writes, row: AppendRow): AppendResult {
   const e = row.event;
-  if (e.sequence > 1 && !w.eventExists(e.type, e.id, e.sequence - 1)) return { conflict: 'gap' };
+  if (e.sequence > 1 && !row.checked && !w.eventExists(e.type, e.id, e.sequence - 1)) return { conflict: 'gap' };
   if (!w.insertEvent(e)) return { conflict: 'sequence' };
   for (const key of row.claims) {
     const held = w.holder(key);

@@ -51,14 +51,29 @@ const statement = (sql: string): StatementSync => {
   return s;
 };
 
+const tx = { begin: db.prepare('BEGIN IMMEDIATE'), commit: db.prepare('COMMIT'), rollback: db.prepare('ROLLBACK') };
+
 function inTransaction<T>(work: () => T): T {
-  db.exec('BEGIN IMMEDIATE');
+  tx.begin.run();
   try {
     const result = work();
-    db.exec('COMMIT');
+    tx.commit.run();
     return result;
   } catch (e) {
-    if (db.isTransaction) db.exec('ROLLBACK');
+    if (db.isTransaction) tx.rollback.run();
+    throw e;
+  }
+}
+
+/** A batch of one needs no savepoint: the transaction is the append's (committed, or rolled back on a conflict). */
+function appendAlone(row: AppendRow): AppendResult[] {
+  tx.begin.run();
+  try {
+    const result = writeAppend(writes, row);
+    ('ok' in result ? tx.commit : tx.rollback).run();
+    return [result];
+  } catch (e) {
+    if (db.isTransaction) tx.rollback.run();
     throw e;
   }
 }
@@ -106,7 +121,7 @@ function handle(req: Request): unknown {
       return { state: state && state.sequence > req.after ? state : null, events: read.events.all(req.type, req.id, from, Number.MAX_SAFE_INTEGER) };
     }
     case 'append':
-      return inTransaction(() => req.rows.map(appendOne));
+      return req.rows.length === 1 ? appendAlone(req.rows[0]!) : inTransaction(() => req.rows.map(appendOne));
     case 'putState':
       return inTransaction(() => writes.putState(req.state, req.search));
     case 'lookup':

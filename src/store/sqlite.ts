@@ -219,6 +219,8 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       // The tip in memory (committed or accepted) is the expected state, so a base given by the
       // caller is only checked; not in memory, the base is the state and the worker checks it.
       const tip = tipOf(key) ?? caught;
+      // A committed tip (not one still pending, whose batch may yet fail) rules out a gap.
+      const checked = tip !== undefined && pending.tip(key) === undefined;
       if (tip !== undefined) {
         const expected = (tip?.sequence ?? 0) + 1;
         if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
@@ -251,6 +253,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         claims,
         state: stateRow(aggregateType, snapshot),
         search: searchRow(aggregateType, snapshot, userFields),
+        checked,
       };
 
       stats.appends++;
