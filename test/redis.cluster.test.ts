@@ -2,13 +2,15 @@
 // here): verification codes, rate limits, idempotency records and the delivery queue through
 // the gateway's own modules; a client given one seed reaching keys on the other masters; a
 // master killed (SIGKILL) and restarted under a live client; and the gateway process itself
-// started with REDIS_CLUSTER_NODES. And the same factory through Sentinel.
+// started with REDIS_CLUSTER_NODES. Then a cluster with a replica per master: a slot migrated
+// between masters under live clients (ASK, then MOVED), and a master killed for good, failed
+// over to its replica, and started again as a replica. And the same factory through Sentinel.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { createCodeService } from '../src/codes/codes.ts';
 import { createRedisCodeStore } from '../src/codes/redis.ts';
 import { loadConfig } from '../src/config.ts';
@@ -21,7 +23,7 @@ import { failFastRedis, type RedisConnection } from '../src/redis.ts';
 import { spawnGateway } from './support/child-gateway.ts';
 import { freePort } from './support/net.ts';
 import { ownRedis } from './support/own-redis.ts';
-import { startRedisCluster, type RedisCluster } from './support/redis-cluster.ts';
+import { slotOf, startRedisCluster, type RedisCluster } from './support/redis-cluster.ts';
 import { describeRequiring } from './support/servers.ts';
 
 let seq = 0;
@@ -352,6 +354,289 @@ describeRequiring(inject('redisServerBin'), 'redis-server not found (these tests
       expect(await limiter.hit(`{${onVictim}}`, 5, 60_000)).toMatchObject({ allowed: true });
     }, 90_000);
   });
+});
+
+describeRequiring(inject('redisServerBin'), 'redis-server not found (these tests start a Redis Cluster of their own)', 'Redis Cluster with replicas', () => {
+  // 3 masters, each with a replica; cluster-node-timeout 2 s: a dead master is failed over in seconds, later than a call to it fails (about 1.5 s).
+  let cluster: RedisCluster;
+  let conn: RedisConnection;
+  const closers: (() => Promise<unknown>)[] = [];
+  const later = <T extends { close(): Promise<unknown> }>(x: T): T => (closers.push(() => x.close()), x);
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(inject('redisServerBin'), { masters: 3, replicas: 1, nodeTimeoutMs: 2000 });
+    conn = { kind: 'cluster', nodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })) };
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    await cluster?.stop();
+  });
+
+  /** A plain connection to one node (READONLY, so a replica answers reads), for the test's own look. */
+  async function onNode<T>(port: number, op: (r: Redis) => Promise<T>): Promise<T> {
+    const r = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 1000 });
+    r.on('error', () => {});
+    try {
+      await r.connect();
+      await r.call('READONLY');
+      return await op(r);
+    } finally {
+      r.disconnect();
+    }
+  }
+  const has = (port: number, key: string) => onNode(port, (r) => r.exists(key));
+  /** The keys a node holds in a slot (whatever the slot's state: a migrating node answers ASK to a key it lacks, an importing one MOVED). */
+  const heldIn = async (port: number, slot: number) => new Set((await onNode(port, (r) => r.call('CLUSTER', 'GETKEYSINSLOT', slot, 1000))) as string[]);
+  /** One command on an importing node, as a redirected client sends it (ASKING first). */
+  const asking = <T>(port: number, op: (r: Redis) => Promise<T>) => onNode(port, async (r) => (await r.call('ASKING'), op(r)));
+
+  /** `count` ids (prefix + n) whose hash tag {id} falls in a slot `wanted` accepts. */
+  function idsIn(prefix: string, count: number, wanted: (slot: number) => boolean): string[] {
+    const ids: string[] = [];
+    for (let n = 0; ids.length < count; n++) if (wanted(slotOf(`{${prefix}${n}}`))) ids.push(`${prefix}${n}`);
+    return ids;
+  }
+  async function idsOn(port: number, prefix: string, count: number): Promise<string[]> {
+    const ranges = (await cluster.nodes()).find((n) => n.port === port)!.slots;
+    return idsIn(prefix, count, (slot) => ranges.some(([from, to]) => slot >= from && slot <= to));
+  }
+
+  /** op, again every 100 ms while it throws, for up to ms. */
+  async function within<T>(ms: number, op: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      try {
+        return await op();
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await sleep(100);
+      }
+    }
+  }
+
+  const job = (userId: string, code: string) => seal.seal({ kind: 'verify-email-on-create', userId, orgId: 'o', to: `${userId}@example.com`, code });
+  const record = (owner: string, fingerprint = 'fp') => ({ fingerprint, owner });
+
+  it('the harness: 3 masters with one replica each, and slotOf agrees with CLUSTER KEYSLOT', async () => {
+    const view = await cluster.nodes();
+    const masters = view.filter((n) => n.role === 'master');
+    expect(masters).toHaveLength(3);
+    expect(masters.reduce((sum, m) => sum + m.slots.reduce((s, [from, to]) => s + to - from + 1, 0), 0)).toBe(16384);
+    for (const m of masters) expect(await cluster.replicasOf(m.port)).toHaveLength(1);
+    for (const key of ['a', '{delivery}:jobs', 'x:{user-1}:email', 'no{}tag', '{}x', 'é{ü}']) {
+      expect(slotOf(key)).toBe(Number(await onNode(cluster.ports[0]!, (r) => r.call('CLUSTER', 'KEYSLOT', key))));
+    }
+  });
+
+  it('a slot migrated between masters under live clients: ASK while it moves, MOVED once it has', async () => {
+    const p = unique('ask:');
+    const codeStore = later(await createRedisCodeStore({ url: conn, keyPrefix: p }));
+    const codes = createCodeService({ store: codeStore, hmacKey: 'ask', ttlSeconds: 600, maxAttempts: 5 });
+    const limiter = later(await createRedisRateLimiter({ url: conn, keyPrefix: p }));
+    const idem = later(await createRedisIdempotencyStore({ url: conn, keyPrefix: p }));
+    const queue = later(await createRedisQueue({ url: conn, keyPrefix: p, claimIdleMs: 60_000, maxBlockMs: 200 }));
+
+    // The slot of the delivery queue, and users whose hash tag falls in it: A moves early, B at the end, C is new.
+    const slot = slotOf('{delivery}');
+    const [a, b, c, d] = idsIn(unique('ask-user-'), 4, (s) => s === slot) as [string, string, string, string];
+    const view = await cluster.nodes();
+    const source = view.find((n) => n.role === 'master' && n.slots.some(([from, to]) => slot >= from && slot <= to))!;
+    const target = view.find((n) => n.role === 'master' && n.id !== source.id)!;
+    const keys = (u: string) => ({ code: `${p}code:{${u}}:email`, rate: `${p}rate:{${u}}`, idem: `${p}idem:{${u}}:k` });
+    const jobs = `${p}{delivery}:jobs`;
+
+    const codeA = await codes.issue(a, 'email', 'a@example.com');
+    const codeB = await codes.issue(b, 'email', 'b@example.com');
+    for (const u of [a, b]) {
+      expect(await limiter.hit(`{${u}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 2 });
+      expect(await idem.claim(`{${u}}:k`, record(`owner-${u}`), 60_000)).toBeNull();
+      await idem.complete(`{${u}}:k`, `owner-${u}`, `answer ${u}`, 60_000);
+    }
+    const consumer = queue.consumer('through-migration');
+    const job0 = await queue.enqueue(job(a, 'ASK000'));
+    const job1 = await queue.enqueue(job(a, 'ASK001'));
+    const taken0 = (await consumer.take(100))!;
+    expect(taken0.jobId).toBe(job0);
+    for (const key of [...Object.values(keys(a)), ...Object.values(keys(b)), jobs]) expect(await has(source.port, key)).toBe(1);
+
+    // Migration under way: A's keys and the queue's stream moved, B's not yet.
+    await onNode(target.port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', source.id));
+    await onNode(source.port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', target.id));
+    const migrate = (moving: string[]) => onNode(source.port, (r) => r.call('MIGRATE', '127.0.0.1', target.port, '', 0, 5000, 'KEYS', ...moving));
+    let slotMoved = false;
+    /** Moves what is left of the slot and gives the slot to the target on every master (target first); answers the keys it moved. */
+    const finish = async () => {
+      const rest = (await onNode(source.port, (r) => r.call('CLUSTER', 'GETKEYSINSLOT', slot, 1000))) as string[];
+      if (rest.length) expect(await migrate(rest)).toBe('OK');
+      for (const m of [target, source, ...view.filter((n) => n.role === 'master' && n.id !== source.id && n.id !== target.id)]) {
+        await onNode(m.port, (r) => r.call('CLUSTER', 'SETSLOT', slot, 'NODE', target.id));
+      }
+      slotMoved = true;
+      return rest;
+    };
+    // Failed half-way, the slot is not left migrating for the next test.
+    onTestFinished(async () => void (slotMoved || (await finish().catch(() => {}))));
+    expect(await migrate([...Object.values(keys(a)), jobs])).toBe('OK');
+    expect([...(await heldIn(target.port, slot))].sort()).toEqual([...Object.values(keys(a)), jobs].sort());
+    expect([...(await heldIn(source.port, slot))].sort()).toEqual(Object.values(keys(b)).sort());
+
+    // Moved keys are served by the target (ASK), the others still by the source; new keys are made on the target.
+    expect(await codes.verify(a, 'email', 'WRONG1', 'a@example.com')).toBe('wrong');
+    expect(await asking(target.port, (r) => r.hget(keys(a).code, 'attempts'))).toBe('1');
+    expect(await codes.verify(a, 'email', codeA, 'a@example.com')).toBe('ok');
+    expect((await heldIn(target.port, slot)).has(keys(a).code)).toBe(false);
+    expect(await codes.verify(b, 'email', codeB, 'b@example.com')).toBe('ok');
+    expect((await heldIn(source.port, slot)).has(keys(b).code)).toBe(false);
+    const codeC = await codes.issue(c, 'email', 'c@example.com');
+    expect((await heldIn(target.port, slot)).has(keys(c).code)).toBe(true);
+    expect((await heldIn(source.port, slot)).has(keys(c).code)).toBe(false);
+    expect(await limiter.hit(`{${a}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.hit(`{${b}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await asking(target.port, (r) => r.zcard(keys(a).rate))).toBe(2);
+    expect(await onNode(source.port, (r) => r.zcard(keys(b).rate))).toBe(2);
+    expect(await idem.claim(`{${a}}:k`, record('other'), 60_000)).toMatchObject({ owner: `owner-${a}`, answer: `answer ${a}` });
+    expect(await idem.claim(`{${b}}:k`, record('other'), 60_000)).toMatchObject({ owner: `owner-${b}`, answer: `answer ${b}` });
+    expect(await idem.claim(`{${c}}:k`, record(`owner-${c}`), 60_000)).toBeNull();
+    await idem.complete(`{${c}}:k`, `owner-${c}`, `answer ${c}`, 60_000);
+    expect((await heldIn(target.port, slot)).has(keys(c).idem)).toBe(true);
+    const job2 = await queue.enqueue(job(b, 'ASK002'));
+    expect(await asking(target.port, (r) => r.xlen(jobs))).toBe(3);
+    // The queue: a job taken before is acknowledged (MULTI, redirected with ASK) and its depth read.
+    // take() is refused meanwhile, at once: its first step is a script on two keys of the slot
+    // ({delivery}:delayed, {delivery}:jobs), and Redis answers TRYAGAIN to a multi-key command while
+    // they are not all on one side; ioredis retries (elsewhere: MOVED, ASK, TRYAGAIN again) until
+    // maxRedirections. The worker's loop backs off and takes again (src/notify/worker.ts).
+    await consumer.ack(taken0);
+    expect(await asking(target.port, (r) => r.xlen(jobs))).toBe(2);
+    expect(await queue.depth()).toEqual({ queued: 2, pending: 0, delayed: 0, deadLettered: 0 });
+    const refusedAt = Date.now();
+    await expect(consumer.take(100)).rejects.toThrow(/Too many Cluster redirections.*(TRYAGAIN|ASK|MOVED)/);
+    expect(Date.now() - refusedAt).toBeLessThan(3000);
+
+    // The rest of the slot moves and the slot is given to the target on every master.
+    expect((await finish()).sort()).toEqual([keys(b).rate, keys(b).idem].sort());
+    expect(await onNode(source.port, (r) => r.call('CLUSTER', 'COUNTKEYSINSLOT', slot))).toBe(0);
+    expect(await cluster.masterPortOf(jobs)).toBe(target.port);
+
+    const movedBySource = async () => Number(/errorstat_MOVED:count=(\d+)/.exec(await onNode(source.port, (r) => r.info('errorstats')))?.[1] ?? 0);
+    const movedBefore = await movedBySource();
+    // After: the same module instances, redirected (MOVED) to the target.
+    expect(await codes.verify(c, 'email', codeC, 'c@example.com')).toBe('ok');
+    expect(await limiter.hit(`{${a}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await limiter.hit(`{${b}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.hit(`{${b}}`, 3, 60_000)).allowed).toBe(false);
+    for (const u of [a, b, c]) expect(await idem.claim(`{${u}}:k`, record('other'), 60_000)).toMatchObject({ answer: `answer ${u}` });
+    const taken = [(await consumer.take(500))!, (await consumer.take(500))!];
+    expect(taken.map((t) => t.jobId)).toEqual([job1, job2]);
+    for (const t of taken) await consumer.ack(t);
+    expect(await consumer.take(50)).toBeNull();
+    await consumer.close();
+    expect(await queue.depth()).toMatchObject({ queued: 0, pending: 0 });
+    const codeD = await codes.issue(d, 'phone', '+41790000002');
+    expect(await has(target.port, `${p}code:{${d}}:phone`)).toBe(1);
+    expect(await codes.verify(d, 'phone', codeD, '+41790000002')).toBe('ok');
+    // Each of the five clients (codes, limiter, idempotency, queue, the consumer's reader) met MOVED
+    // about once, then its refreshed slot map sent it straight to the target (some 30 commands above).
+    const moved = (await movedBySource()) - movedBefore;
+    expect(moved).toBeGreaterThanOrEqual(1);
+    expect(moved).toBeLessThanOrEqual(10);
+  });
+
+  it('a master killed for good: its replica takes over, the same clients fail fast meanwhile and then find every replicated write', async () => {
+    const p = unique('fo:');
+    // Created once, before the failover, and never recreated.
+    const codeStore = later(await createRedisCodeStore({ url: conn, keyPrefix: p }));
+    const codes = createCodeService({ store: codeStore, hmacKey: 'failover', ttlSeconds: 600, maxAttempts: 5 });
+    const limiter = later(await createRedisRateLimiter({ url: conn, keyPrefix: p }));
+    const idem = later(await createRedisIdempotencyStore({ url: conn, keyPrefix: p }));
+    const queue = later(await createRedisQueue({ url: conn, keyPrefix: p, claimIdleMs: 60_000, maxBlockMs: 200 }));
+    const consumer = queue.consumer('through-failover');
+    expect(await consumer.take(10)).toBeNull(); // its own connection is up
+
+    // The master of the queue's slot, its replica, and users whose keys sit on that master.
+    const victim = await cluster.masterPortOf(`${p}{delivery}:jobs`);
+    const [replica] = await cluster.replicasOf(victim);
+    const [u1, u2, u3, u4] = (await idsOn(victim, unique('fo-user-'), 4)) as [string, string, string, string];
+
+    const code1 = await codes.issue(u1, 'email', 'u1@example.com');
+    expect(await codes.verify(u1, 'email', 'WRONG1', 'u1@example.com')).toBe('wrong');
+    const code2 = await codes.issue(u2, 'phone', '+41790000003');
+    expect(await limiter.hit(`{${u1}}`, 3, 60_000)).toMatchObject({ remaining: 2 });
+    expect(await limiter.hit(`{${u1}}`, 3, 60_000)).toMatchObject({ remaining: 1 });
+    expect(await idem.claim(`{${u1}}:k`, record('owner-1'), 60_000)).toBeNull();
+    await idem.complete(`{${u1}}:k`, 'owner-1', 'answer 1', 60_000);
+    const jobId = await queue.enqueue(job(u1, 'FOVER1'));
+    for (const key of [`${p}code:{${u1}}:email`, `${p}code:{${u2}}:phone`, `${p}rate:{${u1}}`, `${p}idem:{${u1}}:k`, `${p}{delivery}:jobs`]) {
+      expect(await has(victim, key)).toBe(1);
+    }
+    // Acknowledged and replicated: the replica has applied all of it.
+    await cluster.waitForReplication(victim);
+    expect(await onNode(replica!, (r) => r.hget(`${p}code:{${u1}}:email`, 'attempts'))).toBe('1');
+    expect(await onNode(replica!, (r) => r.xlen(`${p}{delivery}:jobs`))).toBe(1);
+    // Acknowledged, not waited for: asynchronous replication may or may not have carried it when the master dies.
+    const lastCode = await codes.issue(u4, 'email', 'u4@example.com');
+
+    const killedAt = Date.now();
+    await cluster.kill(cluster.ports.indexOf(victim));
+    const down = await Promise.allSettled([
+      codes.issue(u3, 'email', 'u3@example.com'),
+      limiter.hit(`{${u3}}`, 3, 60_000),
+      idem.claim(`{${u3}}:down`, record('owner-3'), 60_000),
+      queue.enqueue(job(u3, 'DOWN01')),
+      consumer.take(10),
+    ]);
+    const failedWithin = Date.now() - killedAt;
+    expect(down.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected', 'rejected']);
+    for (const r of down.slice(0, 3)) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(UnavailableError);
+    expect(failedWithin).toBeLessThan(5000);
+
+    expect(await cluster.waitForFailover(victim)).toBe(replica);
+    const promotedAt = Date.now();
+    // The same instances: the earlier writes read back once they reach the new master.
+    expect(await within(10_000, () => idem.claim(`{${u1}}:k`, record('other'), 60_000))).toMatchObject({ owner: 'owner-1', answer: 'answer 1' });
+    const recoveredAt = Date.now();
+    expect(await codeStore.check(u1, 'email', 'not-the-hash', 5)).toEqual({ status: 'wrong', attemptsLeft: 3 });
+    expect(await codes.verify(u1, 'email', code1, 'u1@example.com')).toBe('ok');
+    expect(await codes.verify(u2, 'phone', code2, '+41790000003')).toBe('ok');
+    expect(await limiter.hit(`{${u1}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.hit(`{${u1}}`, 3, 60_000)).allowed).toBe(false);
+    const taken = await within(5000, async () => (await consumer.take(200)) ?? Promise.reject(new Error('no job yet')));
+    expect(taken.jobId).toBe(jobId);
+    await consumer.ack(taken);
+    // And new writes, on the new master.
+    const code3 = await codes.issue(u3, 'email', 'u3@example.com');
+    expect(await has(replica!, `${p}code:{${u3}}:email`)).toBe(1);
+    expect(await codes.verify(u3, 'email', code3, 'u3@example.com')).toBe('ok');
+    const jobAfter = await queue.enqueue(job(u3, 'AFTER1'));
+    const after = (await consumer.take(500))!;
+    expect(after.jobId).toBe(jobAfter);
+    await consumer.ack(after);
+    const lastSurvived = await codes.verify(u4, 'email', lastCode, 'u4@example.com');
+    expect(['ok', 'missing']).toContain(lastSurvived);
+    console.info(
+      `[failover] calls failed within ${failedWithin} ms of the kill; replica promoted ${promotedAt - killedAt} ms after it; ` +
+        `clients served again ${recoveredAt - killedAt} ms after it; a write acknowledged just before the kill, not waited for: ${lastSurvived === 'ok' ? 'kept' : 'LOST'}`,
+    );
+    expect(recoveredAt - killedAt).toBeLessThan(20_000);
+
+    // The old master started again: it rejoins as a replica of the new one, and nothing breaks.
+    await cluster.restart(cluster.ports.indexOf(victim));
+    expect((await cluster.nodes()).find((n) => n.port === victim)).toMatchObject({ role: 'replica', masterPort: replica });
+    expect(await cluster.masterPortOf(`${p}{delivery}:jobs`)).toBe(replica);
+    const code4 = await codes.issue(u4, 'phone', '+41790000004');
+    await cluster.waitForReplication(replica!);
+    expect(await has(victim, `${p}code:{${u4}}:phone`)).toBe(1);
+    expect(await codes.verify(u4, 'phone', code4, '+41790000004')).toBe('ok');
+    expect(await idem.claim(`{${u1}}:k`, record('other'), 60_000)).toMatchObject({ answer: 'answer 1' });
+    expect(await limiter.hit(`{${u2}}`, 3, 60_000)).toMatchObject({ allowed: true, remaining: 2 });
+    const jobLast = await queue.enqueue(job(u4, 'LAST01'));
+    const last = (await consumer.take(500))!;
+    expect(last.jobId).toBe(jobLast);
+    await consumer.ack(last);
+    await consumer.close();
+    expect(await queue.depth()).toMatchObject({ queued: 0, pending: 0 });
+  }, 60_000);
 });
 
 describeRequiring(inject('redisServerBin'), 'redis-server not found (this test starts a Redis and a Sentinel of its own)', 'Redis through Sentinel', () => {
