@@ -73,7 +73,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     idpSecretKey: await idpSecretKey(config),
   };
   const tokens = createTokenVerifier(config);
-  const http = await createHttpLayer({ config, logger, metrics, stores, tokens });
+  // Without a lease a gateway cannot create anything: the balancer should route around it.
+  const leaseCheck = {
+    name: 'node_id',
+    ping: async () => {
+      if (nodeIds.nodeId === null) throw new Error('no node id lease held');
+    },
+  };
+  const http = await createHttpLayer({ config, logger, metrics, stores, tokens, extraChecks: nodeIds.lease === 'none' ? [] : [leaseCheck] });
   if (delivery && config.delivery.runWorker) delivery.startWorker();
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({

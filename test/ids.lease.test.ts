@@ -1,6 +1,7 @@
 // Node ids leased so that two gateways never generate the same id (src/node-ids.ts): on one
 // Redis, on a Redis Cluster and on MongoDB; the id timestamp fence between holders of one
 // node id; and gateway processes leasing distinct node ids at start.
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UnavailableError } from '../src/errors.ts';
 import { createIdGenerator, IdLimitError, idTimestamp } from '../src/model/ids.ts';
@@ -206,6 +207,42 @@ describeRequiring(inject('redisServerBin'), 'redis-server not found (this test s
       await b.stop();
     }
   }, 90_000);
+  it('a gateway whose lease is taken from it is not ready and creates nothing until it holds one again', async () => {
+    const nodeId = 900;
+    const env = { REDIS_URL: redis.url, CODE_HMAC_KEY: 'lease-test-key', RUN_WORKER: 'false', GATEWAY_NODE_ID: String(nodeId), NODE_ID_LEASE_TTL_MS: '900' };
+    const gw = await spawnGateway({ env });
+    const direct = new Redis(redis.url);
+    const ready = async () => {
+      const res = await fetch(`${gw.base}/ready`);
+      return { status: res.status, checks: ((await res.json()) as { checks: Record<string, string> }).checks };
+    };
+    const until = async (want: number) => {
+      for (let t = Date.now(); Date.now() - t < 10_000; await new Promise((r) => setTimeout(r, 50))) {
+        const r = await ready();
+        if (r.status === want) return r;
+      }
+      throw new Error(`/ready did not answer ${want} within 10 s`);
+    };
+    const add = (email: string) =>
+      gw.post({ query: `mutation { addHumanUser(input: { profile: { firstName: "N", lastName: "Id" }, email: { email: "${email}" } }) { userId } }` });
+    try {
+      expect(await ready()).toEqual({ status: 200, checks: { store: 'ok', redis: 'ok', node_id: 'ok' } });
+      // Another holder takes the lease (as after this gateway was paused past its TTL).
+      await direct.set(`{node-ids}:lease:${nodeId}`, 'another-gateway', 'PX', 60_000);
+      expect(await until(503)).toEqual({ status: 503, checks: { store: 'ok', redis: 'ok', node_id: 'down' } });
+      const refused = await add('no.lease@example.com');
+      expect(refused.json.errors?.[0]?.extensions?.code, refused.text).toBe('UNAVAILABLE');
+      // Freed, it is leased again: ready, and its ids carry the node id.
+      await direct.del(`{node-ids}:lease:${nodeId}`);
+      expect((await until(200)).checks.node_id).toBe('ok');
+      const added = await add('leased.again@example.com');
+      expect(added.json.errors, added.text).toBeUndefined();
+      expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(nodeId);
+    } finally {
+      direct.disconnect();
+      await gw.stop();
+    }
+  }, 60_000);
 });
 
 describeWith('mongo', 'gateway processes on MongoDB without Redis', (url) => {

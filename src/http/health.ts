@@ -1,7 +1,8 @@
 // GET /health: liveness, 200 while the process serves HTTP at all.
 // GET /ready: readiness, 200 when the event store (MongoDB or embedded) and, when
-// configured, Redis answer a ping within PING_TIMEOUT_MS each; 503 when one does
-// not, or while the gateway is shutting down. The body names each check
+// configured, Redis answer a ping within PING_TIMEOUT_MS each and, when ids are
+// leased, a node-id lease is held; 503 when one does not, or while the gateway is
+// shutting down. The body names each check
 // ("ok" / "down"), never an error text.
 import type { ServerResponse } from 'node:http';
 

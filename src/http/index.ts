@@ -83,7 +83,7 @@ export interface HttpLayerOptions {
   metrics: GatewayMetrics;
   stores: Stores;
   tokens: TokenVerifier;
-  /** Readiness beyond the stores (none today). */
+  /** Readiness beyond the stores (the node-id lease, when ids are leased). */
   extraChecks?: ReadinessCheck[];
 }
 
