@@ -23,8 +23,6 @@ export interface Config {
   mongodbDb: string;
   /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
   storeRepairIntervalMs: number;
-  /** REDIS_URL as given; whether and how Redis is used is `redis`. */
-  redisUrl?: string;
   /**
    * Redis for codes, the delivery queue, rate limits, idempotency keys and node-id leases:
    * REDIS_URL (one Redis), REDIS_CLUSTER_NODES (a Cluster) or REDIS_SENTINELS (a master
@@ -124,7 +122,6 @@ export function loadConfig(env: Env = process.env): Config {
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
     storeRepairIntervalMs: Math.max(0, int(env.STORE_REPAIR_INTERVAL_MS, 1000)),
-    redisUrl: env.REDIS_URL || undefined,
     redis: redisConnection(env),
     jwksUrl: env.JWKS_URL || undefined,
     jwtIssuer: env.JWT_ISSUER ?? 'identity-gateway',
