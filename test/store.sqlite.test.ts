@@ -224,6 +224,10 @@ describe('sqlite event store', () => {
       const page = await store.searchUsers<User>({ filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } }, sort: 'USERNAME', descending: false, limit: 5 });
       expect(page).toHaveLength(5);
       expect(page.every((s) => s.resourceOwner === orgIds[2] && s.state.username.startsWith('grace.'))).toBe(true);
+      expect(store.stats.statesRead).toBe(2 + 5); // the page's users, loaded after the search named them
+      const again = await store.searchUsers<User>({ filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } }, sort: 'USERNAME', descending: false, limit: 5 });
+      expect(again.map((s) => s.id)).toEqual(page.map((s) => s.id));
+      expect(store.stats.statesRead).toBe(2 + 5); // the same page again: from memory
       // Written by the loader as the commands write them: the next command appends on it.
       const { snapshot } = await store.append<User>(
         { aggregateType: 'user', aggregateId: user.id, sequence: 2, ...userEvent.emailVerified(), creator: 'tester', resourceOwner: user.resourceOwner },

@@ -63,7 +63,11 @@ function where(filter: UserFilter): Where {
   return w;
 }
 
-/** The matching users' state rows, in the search's order, after its key, at most its limit. */
+/**
+ * The matching users' ids and state sequences, in the search's order, after its key, at most
+ * its limit. No state comes back: the store takes the users it holds in memory at those
+ * sequences from there, and loads only the others (a console asks for the same pages again).
+ */
 export function searchQuery(search: UserSearch): { sql: string; params: SQLInputValue[] } {
   const w = where(search.filter);
   const column = `u.${sortColumn[search.sort]}`;
@@ -71,8 +75,7 @@ export function searchQuery(search: UserSearch): { sql: string; params: SQLInput
   if (search.after) w.add(`(${column}, u.id) ${search.descending ? '<' : '>'} (?, ?)`, search.after.value, search.after.id);
   // The page is chosen on user_search alone, and only its rows are joined to their states:
   // joining first would read the state of every match (90 ms for a prefix matching 6,250).
-  const sql = `SELECT s.type, s.id, s.state, s.sequence, s.resource_owner AS resourceOwner,
-      s.creation_date AS creationDate, s.change_date AS changeDate
+  const sql = `SELECT s.id, s.sequence
     FROM (SELECT u.id, ${column} AS k FROM user_search u ${w.sql} ORDER BY ${column} ${direction}, u.id ${direction} LIMIT ?) p
     CROSS JOIN states s ON s.type = 'user' AND s.id = p.id
     ORDER BY p.k ${direction}, p.id ${direction}`;

@@ -272,14 +272,26 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
 
     eventRange: async (type, id, from, to) => fromEventRows(await worker.call<EventRow[]>({ op: 'events', type, id, from, to })),
 
-    // A user in memory at the row's sequence is that row: no parse (a console asks for the same pages again).
-    searchUsers: async <S>(search: UserSearch) =>
-      (await worker.call<StateRow[]>({ op: 'searchUsers', search })).map((row) => {
-        const hit = cache.get(keyOf('user', row.id));
-        if (hit && hit.sequence === row.sequence) return hit as Snapshot<S>;
-        // The row as the search read it, even when memory holds a newer state (it may not match).
-        return (hit ? deepFreeze(fromStateRow(row)) : remember('user', fromStateRow(row))) as Snapshot<S>;
-      }),
+    // The search answers ids and sequences; a user in memory is taken from there, the others
+    // are loaded in a second call. A user written after the search read it comes as it is
+    // now: a whole user, newer than the search saw, as if it had changed just after the answer.
+    searchUsers: async <S>(search: UserSearch) => {
+      const found = await worker.call<{ id: string; sequence: number }[]>({ op: 'searchUsers', search });
+      const held = (id: string, sequence: number) => {
+        const hit = cache.get(keyOf('user', id));
+        return hit && hit.sequence >= sequence ? hit : undefined;
+      };
+      const page = found.map(({ id, sequence }) => held(id, sequence));
+      const missing = found.filter((_, i) => page[i] === undefined).map(({ id }) => id);
+      if (missing.length > 0) {
+        const rows = new Map((await worker.call<StateRow[]>({ op: 'load', type: 'user', ids: missing })).map((row) => [row.id, row]));
+        found.forEach(({ id }, i) => {
+          const row = rows.get(id);
+          if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row)); // or the newer one held
+        });
+      }
+      return page.filter((user) => user !== undefined) as Snapshot<S>[];
+    },
 
     countUsers: async (filter) => worker.call<number>({ op: 'countUsers', filter }),
 

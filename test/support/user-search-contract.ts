@@ -283,4 +283,28 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     target.firstName = 'zzyzx';
     target.changed = (await store.load<User>('user', target.id))!.changeDate.getTime();
   });
+
+  it('answers whole users while they are being written: each as one of its versions', async () => {
+    // Each write sets first and last name to the same new value: a user whose two differ is half-written.
+    const targets = models.filter((m) => m.org === ORG_B).slice(0, 5);
+    const rename = async (m: Model, name: string) => {
+      const base = (await store.load<User>('user', m.id))!;
+      const snap = await appendFact(store, { aggregateType: 'user', aggregateId: m.id, type: userEvents.profileChanged, payload: { profile: { ...base.state.profile, firstName: name, lastName: name } } }, base);
+      Object.assign(m, { firstName: lower(name), lastName: lower(name), changed: snap.changeDate.getTime() });
+    };
+    await Promise.all(targets.map((m) => rename(m, 'Same0')));
+    let seen = 0;
+    for (let round = 1; round <= 20; round++) {
+      const [, page] = await Promise.all([
+        Promise.all(targets.map((m) => rename(m, `Same${round}`))),
+        store.searchUsers<User>({ filter: { orgId: ORG_B }, sort: 'USERNAME', descending: false, limit: 1000 }),
+      ]);
+      for (const snap of page.filter((u) => targets.some((m) => m.id === u.id))) {
+        expect(snap.state.profile.lastName).toBe(snap.state.profile.firstName);
+        expect([`Same${round - 1}`, `Same${round}`]).toContain(snap.state.profile.firstName);
+        seen++;
+      }
+    }
+    expect(seen).toBe(20 * targets.length);
+  });
 }
