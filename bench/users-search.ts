@@ -12,7 +12,7 @@
 // On FerretDB (the MongoDB-wire server the bench starts when MONGODB_URL is unset) every search
 // scans the collection (no index serves a find in FerretDB v1), so it gets fewer users
 // (FERRET_USERS) and its figures are an error check only.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -21,6 +21,7 @@ import { createIdGenerator } from '../src/model/ids.ts';
 import { bulkLoadUsers as mongoBulkLoad, type BulkUser } from '../src/store/mongo-bulk.ts';
 import { bulkLoadUsers as sqliteBulkLoad, bulkUser, FIRST } from '../src/store/sqlite-bulk.ts';
 import type { ServerChoice } from '../test/support/servers-start.ts';
+import { formatSummary, summarize } from './cpuprofile-top.ts';
 import { round } from './round-trips.ts';
 import type { Child, Mark, Measured, StoreKind } from './run.ts';
 import { fixed, graphql, OPS, type Load, type ServerKind, type Target } from './scenarios.ts';
@@ -54,7 +55,7 @@ export interface Harness {
   drive(url: string, load: Load, connections: number, duration: number): Promise<Measured>;
   rssSampler(pid: number): { peakMb(): number; stop(): void };
   log(line: string): void;
-  opts: { duration: number; warmup: number; connections: number; smoke: boolean };
+  opts: { duration: number; warmup: number; connections: number; smoke: boolean; cpuProf: boolean };
   /** The environment every gateway child of the bench gets (NODE_ENV, BCRYPT_COST, no rate limits). */
   env: Record<string, string>;
   /** Unique per bench run: database names. */
@@ -121,7 +122,9 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
     const loadSeconds = Math.round((performance.now() - t0) / 100) / 10;
     h.log(`${label}: loaded in ${loadSeconds} s; starting the gateway`);
 
-    const child = await h.startChild('gateway', env, []);
+    // With --cpu-prof: a profile per thread of the gateway's whole life (both measurements), kept in the temp folder.
+    const profDir = path.join(os.tmpdir(), `bench-search-${store.replace(/\W/g, '_')}-${h.run}`);
+    const child = await h.startChild('gateway', env, h.opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
     const rss = h.rssSampler(child.proc.pid!);
     const rows: SearchRow[] = [];
     const problems: string[] = [];
@@ -174,6 +177,10 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
       peakRssMb = rss.peakMb();
       rss.stop();
       await h.stopChild(child);
+      if (h.opts.cpuProf) {
+        const summaries = readdirSync(profDir).map((f) => summarize(path.join(profDir, f), 15)).sort((a, b) => b.busyMs - a.busyMs);
+        for (const s of summaries) h.log(`${label}: CPU profile of a gateway thread over the search and me\n${formatSummary(s)}`);
+      }
     }
     return { store, users, loadSeconds, prefix: SEARCH_PREFIX, matching, problems, rows, peakRssMb };
   } finally {
