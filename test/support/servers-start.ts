@@ -12,7 +12,9 @@ const children: ChildProcess[] = [];
 const tempDirs: string[] = [];
 
 /** Kills the servers started here and removes their temp folders (also runs at process exit). */
+let stopping = false;
 export function cleanup(): void {
+  stopping = true;
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
@@ -102,6 +104,10 @@ async function start(bin: string, args: string[], ready: () => Promise<boolean>,
   child.stderr?.on('data', keep);
   let spawnError: Error | undefined;
   child.once('error', (e) => (spawnError = e));
+  // A server that dies while in use says so, with its last words: its clients only see refused connections.
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`[servers] ${bin} (pid ${child.pid}) exited unexpectedly (${code ?? signal}): ${output.trim()}\n`);
+  });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (spawnError) return `${bin} failed to start: ${spawnError.message}`;
