@@ -11,8 +11,10 @@ import { MongoClient } from 'mongodb';
 const children: ChildProcess[] = [];
 const tempDirs: string[] = [];
 
-/** Kills the servers started here and removes their temp folders (also runs at process exit). */
+/** Set once cleanup() has begun: the exits it causes are expected. */
 let stopping = false;
+
+/** Kills the servers started here and removes their temp folders (also runs at process exit). */
 export function cleanup(): void {
   stopping = true;
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
@@ -103,10 +105,11 @@ async function start(bin: string, args: string[], ready: () => Promise<boolean>,
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   let spawnError: Error | undefined;
+  let givenUp = false;
   child.once('error', (e) => (spawnError = e));
   // A server that dies while in use says so, with its last words: its clients only see refused connections.
   child.once('exit', (code, signal) => {
-    if (!stopping) process.stderr.write(`[servers] ${bin} (pid ${child.pid}) exited unexpectedly (${code ?? signal}): ${output.trim()}\n`);
+    if (!stopping && !givenUp) process.stderr.write(`[servers] ${bin} (pid ${child.pid}) exited unexpectedly (${code ?? signal}): ${output.trim()}\n`);
   });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -115,6 +118,7 @@ async function start(bin: string, args: string[], ready: () => Promise<boolean>,
     if (await ready()) return '';
     await sleep(100);
   }
+  givenUp = true;
   child.kill('SIGKILL');
   return `${bin} did not answer within ${timeoutMs} ms: ${output.trim()}`;
 }
