@@ -9,7 +9,15 @@
 // idempotency records: one key per call), and nothing lists keys (no KEYS, no
 // SCAN), so every call goes to one node. MOVED/ASK are followed by ioredis; a
 // script unknown to a node (NOSCRIPT, e.g. after a failover) is sent again as EVAL.
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+
+// Loaded at the first Redis connection: a gateway on its embedded stores never holds ioredis.
+let ioredisModule: typeof import('ioredis') | undefined;
+const ioredis = () => (ioredisModule ??= createRequire(import.meta.url)('ioredis') as typeof import('ioredis'));
+
+/** An error reply of Redis (ioredis's ReplyError); only asked of errors from a Redis call, so ioredis is loaded. */
+export const isReplyError = (err: unknown): err is Error => err instanceof ioredis().ReplyError;
 
 export interface RedisNode {
   host: string;
@@ -87,9 +95,9 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
   let client: Redis | Cluster;
   if (c.kind === 'single') {
     // The URL's own credentials and scheme win over REDIS_USERNAME / REDIS_PASSWORD / REDIS_TLS.
-    client = new Redis(c.url, { ...failFastRedisOptions, ...authOptions(c), ...extra });
+    client = new (ioredis().Redis)(c.url, { ...failFastRedisOptions, ...authOptions(c), ...extra });
   } else if (c.kind === 'sentinel') {
-    client = new Redis({
+    client = new (ioredis().Redis)({
       ...failFastRedisOptions,
       ...authOptions(c),
       sentinels: c.sentinels,
@@ -120,7 +128,7 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
       retryDelayOnClusterDown: 100,
       maxRedirections: 16,
     };
-    const cluster = new Cluster(c.nodes, options);
+    const cluster = new (ioredis().Cluster)(c.nodes, options);
     // Cluster#connect() never settles when the slot map came but CLUSTER INFO says
     // cluster_state:fail (it reconnects in the background instead): bound it.
     const connect = cluster.connect.bind(cluster);

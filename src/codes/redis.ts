@@ -1,6 +1,5 @@
 // Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
-import { ReplyError } from 'ioredis';
-import { failFastRedis, isTransientReply, type RedisTarget } from '../redis.ts';
+import { failFastRedis, isReplyError, isTransientReply, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
 import type { CheckResult, CodeChannel, CodeStore } from './port.ts';
 
@@ -40,7 +39,7 @@ interface Scripts {
 // (CLUSTERDOWN, LOADING, …); anything else (refused, timed out, dropped, offline) means
 // the store is unavailable.
 function unavailable(err: unknown): unknown {
-  if (err instanceof ReplyError && !isTransientReply(err)) return err;
+  if (isReplyError(err) && !isTransientReply(err)) return err;
   const detail = err instanceof Error ? err.message : String(err);
   return new UnavailableError(`code store unavailable: ${detail}`, { cause: err });
 }

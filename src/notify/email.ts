@@ -1,5 +1,6 @@
 // Verification mail: the message per kind (subject, text, HTML) and the SMTP sender (nodemailer).
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type NodeMailer from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { renderUrlTemplate } from '../model/url-template.ts';
@@ -86,6 +87,8 @@ export function composeVerificationEmail(job: DeliveryJob, options: ComposeOptio
 export function createSmtpSender(config: Config): Sender {
   const { smtp } = config;
   if (!smtp.host) throw new Error('createSmtpSender needs SMTP_HOST');
+  // Loaded only with SMTP_HOST: the quick start's gateway never holds nodemailer.
+  const nodemailer = createRequire(import.meta.url)('nodemailer') as typeof NodeMailer;
   const transport = nodemailer.createTransport({
     host: smtp.host,
     port: smtp.port,

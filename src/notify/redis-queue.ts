@@ -22,8 +22,7 @@
 // The braces make "delivery" the hash tag: all three keys share a Cluster slot,
 // as the scripts need. With AOF on (appendonly yes), queued jobs survive a
 // Redis restart; appendfsync always loses none even on a crash.
-import { ReplyError } from 'ioredis';
-import { failFastRedis, type RedisTarget } from '../redis.ts';
+import { failFastRedis, isReplyError, type RedisTarget } from '../redis.ts';
 import type { SealedDeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
@@ -104,7 +103,7 @@ function parseEntry([id, fields]: StreamEntry): QueuedJob | null {
   }
 }
 
-const replyMatches = (err: unknown, pattern: RegExp) => err instanceof ReplyError && pattern.test((err as Error).message);
+const replyMatches = (err: unknown, pattern: RegExp) => isReplyError(err) && pattern.test(err.message);
 const isNoGroup = (err: unknown) => replyMatches(err, /NOGROUP/);
 
 export async function createRedisQueue(options: RedisQueueOptions): Promise<DeliveryQueue> {
