@@ -101,21 +101,31 @@ async function start(bin: string, args: string[], ready: () => Promise<boolean>,
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-2000));
+  // What it said first once ready: a crash's reason comes before its stack dump (Go: "panic:", "fatal error:").
+  let sinceReady: string | undefined;
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-2000);
+    if (sinceReady !== undefined && sinceReady.length < 1500) sinceReady = (sinceReady + chunk.toString()).slice(0, 1500);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   let spawnError: Error | undefined;
   let givenUp = false;
   child.once('error', (e) => (spawnError = e));
-  // A server that dies while in use says so, with its last words: its clients only see refused connections.
+  // A server that dies while in use says so, with its first and last words: its clients only see refused connections.
   child.once('exit', (code, signal) => {
-    if (!stopping && !givenUp) process.stderr.write(`[servers] ${bin} (pid ${child.pid}) exited unexpectedly (${code ?? signal}): ${output.trim()}\n`);
+    if (stopping || givenUp) return;
+    const first = sinceReady?.trim() ? `first said after start: ${sinceReady.trim()}\n…\nlast: ` : '';
+    process.stderr.write(`[servers] ${bin} (pid ${child.pid}) exited unexpectedly (${code ?? signal}): ${first}${output.trim()}\n`);
   });
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (spawnError) return `${bin} failed to start: ${spawnError.message}`;
     if (child.exitCode !== null) return `${bin} exited with ${child.exitCode}: ${output.trim()}`;
-    if (await ready()) return '';
+    if (await ready()) {
+      sinceReady = '';
+      return '';
+    }
     await sleep(100);
   }
   givenUp = true;
