@@ -12,6 +12,8 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 FROM node:24-bookworm-slim
 WORKDIR /app
 ENV HOST=0.0.0.0 PORT=4000 NODE_ENV=production DATA_DIR=/data
+# start:prod's environment (README, "Memory"): two malloc arenas, not one per thread.
+ENV MALLOC_ARENA_MAX=2
 # The bundle holds every dependency but the native @node-rs packages, which stay in node_modules.
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/gateway ./dist/gateway

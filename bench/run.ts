@@ -59,14 +59,22 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 // The servers run compiled (npm run build), as in production: no TypeScript loader in the measured process.
 const childScript = path.join(root, 'dist/bench/server-child.js');
 /**
- * The V8 flags the gateway is deployed with (package.json's start:prod, the Dockerfile's
- * CMD): every server of the bench runs with them, the baselines too, so the ratios
- * compare like with like and the gateway's RSS is the one an operator sees.
+ * How the gateway is deployed (package.json's start:prod, the Dockerfile's ENV and CMD): the
+ * environment set before `node` (glibc's MALLOC_ARENA_MAX) and the V8 flags. Every server of
+ * the bench runs with them, the baselines too, so the ratios compare like with like and the
+ * gateway's RSS is the one an operator sees.
  */
-const productionFlags: string[] = (() => {
+const production = (() => {
   const script: string = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts['start:prod'];
-  return script.split(/\s+/).filter((word) => word.startsWith('--'));
+  const words = script.split(/\s+/);
+  const env = Object.fromEntries(words.slice(0, words.indexOf('node')).map((w) => w.split('=', 2) as [string, string]));
+  return { env, flags: words.filter((word) => word.startsWith('--')) };
 })();
+const productionFlags = production.flags;
+const envWords = Object.entries(production.env).map(([k, v]) => `${k}=${v}`);
+/** For the report: `MALLOC_ARENA_MAX=2 --max-semi-space-size=8 …`, and as a command line. */
+const productionLaunch = [...envWords, ...production.flags].join(' ');
+const productionCommand = [...envWords, 'node', ...production.flags].join(' ');
 
 // ---------------------------------------------------------------- options
 
@@ -141,7 +149,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 async function startChild(kind: ServerKind, env: Record<string, string>, nodeArgs: string[]): Promise<Child> {
   const proc = spawn(process.execPath, [...productionFlags, ...nodeArgs, childScript, kind], {
     cwd: root,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...production.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   current = proc;
@@ -995,7 +1003,7 @@ async function main(): Promise<number> {
     env: { NODE_ENV: process.env.NODE_ENV ?? 'production', BCRYPT_COST: String(bcryptCost), RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' },
   };
   for (const store of searchRunnable) searchRuns.push(await runUsersSearch(harness, store, servers.mongo, servers.redis));
-  const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, productionFlags, opts.smoke, log) : [];
+  const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, production, opts.smoke, log) : [];
 
   const raw = rows.find((r) => r.scenario === 'raw-http');
   const yoga = rows.find((r) => r.scenario === 'yoga-ping');
@@ -1047,7 +1055,7 @@ async function main(): Promise<number> {
     lines.push(
       table(speedRows),
       '',
-      `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionFlags.join(' ') || 'no flags'} (start:prod's), ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
+      `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch || 'no flags'} (start:prod's), ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
     );
     if (profileRow?.ratioYogaPing !== undefined && yoga) {
       lines.push('', `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`);
@@ -1132,14 +1140,14 @@ async function main(): Promise<number> {
   if (scaleRows.length) {
     lines.push(
       '',
-      `Start and memory of the compiled gateway (\`node ${productionFlags.join(' ')} dist/gateway/main.js\`, embedded store) by the users in its data folder (bench/scale.ts): ` +
+      `Start and memory of the compiled gateway (\`${productionCommand} dist/gateway/main.js\`, embedded store) by the users in its data folder (bench/scale.ts): ` +
         `ms from the spawn to the first 200 of GET /ready (polled every 10 ms); RSS then and after ${ME_REQUESTS} \`me\` one at a time; the first start creates the administrator, then two restarts.`,
       '',
       scaleTable(scaleRows),
     );
   }
   if (!speedRows.length && (searchRuns.length || scaleRows.length)) {
-    lines.push('', `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionFlags.join(' ')}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`);
+    lines.push('', `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`);
   }
   const source = gitState();
   if (source.commit) lines.push('', `Measured src/ at ${source.commit}${source.changedInSrc?.length ? ` with ${source.changedInSrc.length} files of src/ changed beside it (not committed)` : ''}.`);
@@ -1153,7 +1161,7 @@ async function main(): Promise<number> {
       command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
       machine: { ...m, loadAverageAtStart, loadAverageAtEnd: load },
       source: gitState(),
-      options: { nodeFlags: productionFlags, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
+      options: { nodeFlags: productionFlags, nodeEnv: production.env, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
       servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem, mongoServer: rtRuns['mongodb+redis']?.server },
       elapsedSeconds: Math.round((Date.now() - started) / 1000),
       results: rows,

@@ -1,5 +1,5 @@
 // Start time and memory of the compiled gateway against the size of its embedded store
-// (issue 13): `node <start:prod's V8 flags> dist/gateway/main.js` on a data folder with no users,
+// (issue 13): `<start:prod's environment> node <its V8 flags> dist/gateway/main.js` on a data folder with no users,
 // then bulk-loaded (src/store/sqlite-bulk.ts) with 100,000 and 1,000,000 users (smoke: 10,000),
 // each folder in a temp folder removed afterwards. Per folder three starts: the first (it
 // creates the instance administrator and the default organization, as every first start
@@ -19,6 +19,12 @@ import { graphql, OPS } from './scenarios.ts';
 
 export const SCALE_USERS = { full: [0, 100_000, 1_000_000], smoke: [0, 10_000] };
 export const ME_REQUESTS = 20;
+
+/** How start:prod runs the gateway: the environment set before node, and node's flags. */
+export interface Launch {
+  env: Record<string, string>;
+  flags: string[];
+}
 
 export interface Start {
   kind: 'first' | 'restart';
@@ -55,13 +61,13 @@ const statusOf = (url: string) =>
     req.end();
   });
 
-async function start(root: string, flags: string[], dataDir: string, kind: Start['kind']): Promise<Start> {
+async function start(root: string, launch: Launch, dataDir: string, kind: Start['kind']): Promise<Start> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...flags, path.join(root, 'dist/gateway/main.js')], {
+  const proc = spawn(process.execPath, [...launch.flags, path.join(root, 'dist/gateway/main.js')], {
     cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', MONGODB_URL: '', REDIS_URL: '' },
+    env: { ...process.env, ...launch.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', MONGODB_URL: '', REDIS_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const kill = () => proc.kill('SIGKILL');
@@ -104,7 +110,7 @@ async function start(root: string, flags: string[], dataDir: string, kind: Start
 }
 
 /** Every folder size in turn: load, then the three starts. */
-export async function runScale(root: string, flags: string[], smoke: boolean, log: (line: string) => void): Promise<ScaleRow[]> {
+export async function runScale(root: string, launch: Launch, smoke: boolean, log: (line: string) => void): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
   for (const users of SCALE_USERS[smoke ? 'smoke' : 'full']) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
@@ -119,7 +125,7 @@ export async function runScale(root: string, flags: string[], smoke: boolean, lo
       }
       const row: ScaleRow = { users, loadSeconds, databaseMb: users > 0 ? folderMb(dataDir) : 0, starts: [] };
       for (const kind of ['first', 'restart', 'restart'] as const) {
-        const s = await start(root, flags, dataDir, kind);
+        const s = await start(root, launch, dataDir, kind);
         row.starts.push(s);
         log(`scale: ${users} users, ${kind} start: ${s.ms} ms to the first answer, RSS ${s.rssAtAnswerMb} MB then, ${s.rssAfterMeMb} MB after ${ME_REQUESTS} me` + (s.failures ? `; ${s.failures} me failed, e.g. ${s.sample}` : ''));
       }

@@ -23,10 +23,12 @@ describe('the production bundle, as start:prod runs it', () => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'bundle-'));
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    const [, ...args] = startProd.split(/\s+/); // "node <flags> dist/gateway/main.js"
-    child = spawn(process.execPath, args, {
+    // "NAME=value … node <flags> dist/gateway/main.js"
+    const words = startProd.split(/\s+/);
+    const launchEnv = Object.fromEntries(words.slice(0, words.indexOf('node')).map((w) => w.split('=', 2)));
+    child = spawn(process.execPath, words.slice(words.indexOf('node') + 1), {
       cwd: root,
-      env: { ...process.env, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), MONGODB_URL: '', REDIS_URL: '', NODE_ENV: 'production' },
+      env: { ...process.env, ...launchEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), MONGODB_URL: '', REDIS_URL: '', NODE_ENV: 'production' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines = createInterface({ input: child.stdout! });
@@ -49,8 +51,13 @@ describe('the production bundle, as start:prod runs it', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('was started from dist/gateway/main.js with the V8 flags of start:prod', () => {
-    expect(startProd).toMatch(/^node (--[\w-]+=\d+ )+dist\/gateway\/main\.js$/);
+  it('was started from dist/gateway/main.js with the environment and V8 flags of start:prod', () => {
+    expect(startProd).toMatch(/^([A-Z_]+=\w+ )*node (--[\w-]+=\d+ )+dist\/gateway\/main\.js$/);
+    // The Dockerfile runs the same: its ENV holds start:prod's environment, its CMD the flags.
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    const words = startProd.split(/\s+/);
+    for (const assignment of words.slice(0, words.indexOf('node'))) expect(dockerfile).toMatch(new RegExp(`^ENV .*\\b${assignment}\\b`, 'm'));
+    expect(dockerfile).toContain(`CMD [${words.slice(words.indexOf('node')).map((w) => JSON.stringify(w)).join(', ')}]`);
   });
 
   it('answers GraphQL from its SQLite store (a worker beside the bundle) and a wire call (a chunk loaded at its first request)', async () => {
