@@ -70,7 +70,6 @@ const production = (() => {
   const env = Object.fromEntries(words.slice(0, words.indexOf('node')).map((w) => w.split('=', 2) as [string, string]));
   return { env, flags: words.filter((word) => word.startsWith('--')) };
 })();
-const productionFlags = production.flags;
 const envWords = Object.entries(production.env).map(([k, v]) => `${k}=${v}`);
 /** For the report: `MALLOC_ARENA_MAX=2 --max-semi-space-size=8 …`, and as a command line. */
 const productionLaunch = [...envWords, ...production.flags].join(' ');
@@ -147,7 +146,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function startChild(kind: ServerKind, env: Record<string, string>, nodeArgs: string[]): Promise<Child> {
-  const proc = spawn(process.execPath, [...productionFlags, ...nodeArgs, childScript, kind], {
+  const proc = spawn(process.execPath, [...production.flags, ...nodeArgs, childScript, kind], {
     cwd: root,
     env: { ...process.env, ...production.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -1161,7 +1160,7 @@ async function main(): Promise<number> {
       command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
       machine: { ...m, loadAverageAtStart, loadAverageAtEnd: load },
       source: gitState(),
-      options: { nodeFlags: productionFlags, nodeEnv: production.env, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
+      options: { nodeFlags: production.flags, nodeEnv: production.env, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
       servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem, mongoServer: rtRuns['mongodb+redis']?.server },
       elapsedSeconds: Math.round((Date.now() - started) / 1000),
       results: rows,

@@ -53,10 +53,9 @@ export function createLogger(level: string = 'info', write?: (line: string) => v
     ? { write: (chunk: string) => write(chunk.endsWith('\n') ? chunk.slice(0, -1) : chunk) }
     : destination ??
       // Written at once, one system call a line. Measured by bench/log-cost.ts (request lines,
-      // 3 a ms, to a pipe): 11–17 µs of CPU a line this way, 35–37 µs with sonic-boom's asynchronous
-      // writes, whose trip through libuv's thread pool costs more than the write it saves the
-      // main thread (which spends less this way too).
-      // No line waits in memory: a crash, even a SIGKILL, loses none that was logged.
+      // 3 a ms, to a pipe): 11–17 µs of CPU a line this way, 35–37 µs with sonic-boom's
+      // asynchronous writes, whose trip through libuv's thread pool costs more than the write,
+      // on the main thread too. No line waits in memory: a crash, even a SIGKILL, loses none.
       pino.destination({ dest: 2, sync: true });
   const logger = pino(
     {
