@@ -19,6 +19,8 @@ export interface Config {
   tls: { cert: Buffer; key: Buffer } | null;
   /** Quick start: embedded stores, local signing key, admin token printed. */
   dataDir: string;
+  /** Embedded store: what the snapshots it keeps in memory may weigh (their states' JSON), in MB. */
+  snapshotCacheMb: number;
   mongodbUrl?: string;
   mongodbDb: string;
   /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
@@ -110,6 +112,12 @@ export interface HttpConfig {
 type Env = Record<string, string | undefined>;
 
 const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
+/** A setting that must be a whole number (0 or more) when set: a typo stops the start instead of becoming NaN. */
+function wholeNumber(name: string, v: string | undefined, d: number): number {
+  if (v === undefined || v === '') return d;
+  if (!/^\d+$/.test(v.trim())) throw new Error(`${name}: "${v}" is not a whole number`);
+  return Number(v.trim());
+}
 const bool = (v: string | undefined, d: boolean) => (v === undefined || v === '' ? d : /^(1|true|yes|on)$/i.test(v));
 
 export function loadConfig(env: Env = process.env): Config {
@@ -119,6 +127,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: int(env.PORT, 4000),
     tls: tlsFiles(env),
     dataDir: path.resolve(env.DATA_DIR ?? 'data'),
+    snapshotCacheMb: wholeNumber('SNAPSHOT_CACHE_MB', env.SNAPSHOT_CACHE_MB, 32),
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
     storeRepairIntervalMs: Math.max(0, int(env.STORE_REPAIR_INTERVAL_MS, 1000)),

@@ -48,7 +48,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
         repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
       })
-    : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger });
+    : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger, cacheBytes: config.snapshotCacheMb * 1024 * 1024 });
   let codeStore: CodeStore = config.redis ? await createRedisCodeStore({ url: config.redis }) : createMemoryCodeStore();
   let rateLimiter: RateLimiter = config.redis ? await createRedisRateLimiter({ url: config.redis }) : createMemoryRateLimiter();
   if (instrument) {

@@ -209,6 +209,38 @@ describe('sqlite event store', () => {
     await store.close();
   });
 
+  it('holds at most cacheBytes of user states in memory, keeps none heavier than that, and still serves every user whole', async () => {
+    // Users as large as SPEC allows hold 20 metadata values of up to 500,000 characters:
+    // an entry count alone would let a few thousand of them fill any heap.
+    const budget = 4 * 1024 * 1024;
+    const store = await createSqliteStore({ dataDir: await newDir(), reducers, userFields: userSearchFields, cacheBytes: budget });
+    const value = (seed: number, chars: number) => Buffer.alloc((chars / 4) * 3, seed).toString('base64');
+    const withMetadata = (name: string, values: number, chars: number): UserAdded => ({
+      ...human(name),
+      metadata: Array.from({ length: values }, (_, k) => ({ key: `k${k}`, value: value(k + name.length, chars) })),
+    });
+    const append = (id: string, user: UserAdded) =>
+      store.append({ aggregateType: 'user', aggregateId: id, sequence: 1, ...userEvent.added(user), creator: 'tester', resourceOwner: 'org-1' }, { base: null });
+    const ids = Array.from({ length: 12 }, (_, i) => `big-${i}`);
+    for (const id of ids) await append(id, withMetadata(id, 2, 500_000)); // about 1 MB of JSON each
+    expect(store.stats.cachedBytes).toBeGreaterThan(3 * 1000_000);
+    expect(store.stats.cachedBytes).toBeLessThanOrEqual(budget);
+    expect(store.stats.cached).toBeLessThan(5);
+    for (const id of ids) {
+      const user = await store.load<User>('user', id);
+      expect(user?.state.metadata.map((m) => m.value)).toEqual([value(0 + id.length, 500_000), value(1 + id.length, 500_000)]);
+      expect(store.stats.cachedBytes).toBeLessThanOrEqual(budget);
+    }
+
+    // Heavier than the whole budget: answered from the database every time, never held.
+    await append('huge', withMetadata('huge', 10, 500_000));
+    const before = { ...store.stats, cachedBytes: store.stats.cachedBytes };
+    for (let i = 0; i < 3; i++) expect((await store.load<User>('user', 'huge'))?.state.metadata).toHaveLength(10);
+    expect(store.stats.statesRead - before.statesRead).toBe(3);
+    expect(store.stats.cachedBytes).toBe(before.cachedBytes);
+    await store.close();
+  });
+
   it('opens a store of 200,000 users without reading their events or states, and serves them', { timeout: 300_000 }, async () => {
     const dir = await newDir();
     const { orgIds, sampleUserIds } = await bulkLoadUsers({ dataDir: dir, users: 200_000, orgs: 4 });

@@ -1,6 +1,7 @@
 // EventStore for the quick start on SQLite (node:sqlite), DATA_DIR/events.sqlite.
 // Events, claims, reduced states and user search rows are tables; start reads none of
-// them (no replay), and memory holds at most `cacheEntries` snapshots.
+// them (no replay), and memory holds at most `cacheEntries` snapshots and `cacheBytes` of
+// their states (snapshot-cache.ts).
 //
 // - The database belongs to one worker thread (src/store/sqlite-worker.ts), so no disk
 //   call runs on the event loop; requests and answers are messages, in order.
@@ -49,18 +50,22 @@ export interface SqliteStoreOptions {
   userFields?: UserProjection;
   /** Snapshots kept in memory, least recently used dropped first. */
   cacheEntries?: number;
+  /** What the snapshots in memory may weigh, as the length of their states' JSON. */
+  cacheBytes?: number;
   logger?: Logger;
 }
 
 export interface SqliteStore extends EventStore {
   /**
    * Appends and commits since start (group commit makes syncs < appends), and what was
-   * read from the database: state rows, event rows; `cached` snapshots in memory now.
+   * read from the database: state rows, event rows; `cached` snapshots in memory now, and
+   * their weight (`cachedBytes`).
    */
-  readonly stats: { appends: number; syncs: number; statesRead: number; eventsRead: number; readonly cached: number };
+  readonly stats: { appends: number; syncs: number; statesRead: number; eventsRead: number; readonly cached: number; readonly cachedBytes: number };
 }
 
 export const DEFAULT_CACHE_ENTRIES = 20_000;
+export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 const IMPORTED_SUFFIX = '.imported';
 
 const exists = (path: string) => access(path).then(() => true, () => false);
@@ -101,7 +106,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     warn(`imported the old event log into ${DB_FILE} and renamed it`, { events: count, from: log, to: target });
   }
 
-  const cache = new SnapshotCache(options.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
+  const cache = new SnapshotCache({ maxEntries: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES, maxBytes: options.cacheBytes ?? DEFAULT_CACHE_BYTES });
   const pending = new PendingAppends<AppendRow>();
   let flushing: Promise<void> | undefined;
   let closed = false;
@@ -113,10 +118,14 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     get cached() {
       return cache.size;
     },
+    get cachedBytes() {
+      return cache.bytes;
+    },
   };
 
   /** Committed snapshots are frozen: readers share them, nobody copies. */
-  const remember = (type: AggregateType, snapshot: Snapshot<unknown>) => cache.offer(keyOf(type, snapshot.id), deepFreeze(snapshot));
+  const remember = (type: AggregateType, snapshot: Snapshot<unknown>, stateJson: string) =>
+    cache.offer(keyOf(type, snapshot.id), deepFreeze(snapshot), stateJson.length);
   const fromStateRow = (row: StateRow) => {
     stats.statesRead++;
     return snapshotOf(row);
@@ -157,7 +166,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         pending.forget(item);
         const result = results[i]!;
         if ('ok' in result) {
-          remember(item.event.aggregateType, item.snapshot);
+          remember(item.event.aggregateType, item.snapshot, item.write.state.state);
           item.resolve();
         } else item.reject(failure(item, result));
       });
@@ -176,7 +185,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       const hit = cache.get(key);
       if (hit) return hit as Snapshot<S>;
       const [row] = await worker.call<StateRow[]>({ op: 'load', type, ids: [id] });
-      return row ? (remember(type, fromStateRow(row)) as Snapshot<S>) : null;
+      return row ? (remember(type, fromStateRow(row), row.state) as Snapshot<S>) : null;
     },
 
     loadMany: async <S>(type: AggregateType, ids: readonly string[]) => {
@@ -189,7 +198,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       }
       if (missing.length > 0) {
         const rows = await worker.call<StateRow[]>({ op: 'load', type, ids: missing });
-        for (const row of rows) result.set(row.id, remember(type, fromStateRow(row)) as Snapshot<S>);
+        for (const row of rows) result.set(row.id, remember(type, fromStateRow(row), row.state) as Snapshot<S>);
       }
       return result;
     },
@@ -201,11 +210,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       await pending.settled(keyOf(type, id));
       const found = await worker.call<{ state: StateRow | null; events: EventRow[] }>({ op: 'catchUp', type, id, after: known?.sequence ?? 0 });
       const base = found.state ? fromStateRow(found.state) : known;
-      if (found.events.length === 0) return found.state ? (remember(type, base!) as Snapshot<S>) : known;
+      if (found.events.length === 0) return found.state ? (remember(type, base!, found.state.state) as Snapshot<S>) : known;
       const caught = reduceEvents(reducers[type], base, fromEventRows(found.events))!;
       // Written back when it is newer than the stored one (a later append may have passed it).
-      await worker.call({ op: 'putState', state: stateRow(type, caught), search: searchRow(type, caught, userFields) });
-      return remember(type, caught) as Snapshot<S>;
+      const row = stateRow(type, caught);
+      await worker.call({ op: 'putState', state: row, search: searchRow(type, caught, userFields) });
+      return remember(type, caught, row.state) as Snapshot<S>;
     },
 
     // Everything from the tip on runs synchronously: checks and reservation are atomic.
@@ -290,7 +300,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         const rows = new Map((await worker.call<StateRow[]>({ op: 'load', type: 'user', ids: missing })).map((row) => [row.id, row]));
         found.forEach(({ id }, i) => {
           const row = rows.get(id);
-          if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row)); // or the newer one held
+          if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row), row.state); // or the newer one held
         });
       }
       return page.filter((user) => user !== undefined) as Snapshot<S>[];
