@@ -62,10 +62,33 @@ export class UnavailableError extends Error {
   override name = 'UnavailableError';
 }
 
+/**
+ * A read would hold more state than its budget (`maxBytes`): thrown by a store's loadMany and
+ * searchUsers before they read past it. `fitted`: how many of the rows, in order, fit.
+ */
+export class ReadLimitError extends Error {
+  override name = 'ReadLimitError';
+  readonly maxBytes: number;
+  readonly fitted: number;
+  // Plain fields, no parameter properties: worker threads load this file with types stripped only.
+  constructor(maxBytes: number, fitted: number) {
+    super(`the read would hold more than ${maxBytes} bytes of state`);
+    this.maxBytes = maxBytes;
+    this.fitted = fitted;
+  }
+}
+
+export const readTooLarge = (maxBytes: number) =>
+  new AppError(
+    'RESOURCE_EXHAUSTED',
+    `This request would read more than ${Math.round(maxBytes / 1048576)} MB of stored state at once (users can carry large metadata): ask for fewer in one request.`,
+  );
+
 /** The AppError a thrown value stands for, or null when it is unexpected. */
 export function asAppError(err: unknown): AppError | null {
   if (err instanceof AppError) return err;
   if (err instanceof UnavailableError) return unavailable();
+  if (err instanceof ReadLimitError) return readTooLarge(err.maxBytes);
   return null;
 }
 

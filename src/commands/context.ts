@@ -54,6 +54,14 @@ export function detailsOf(snapshot: Snapshot<unknown>, withCreationDate: boolean
 // Nothing outlives the context but the organization hints below, which are never
 // trusted for an answer. Roles are read fresh by every request.
 
+/**
+ * What one read of many aggregates may hold (their states' JSON, src/store/weight.ts): a user
+ * can weigh 10 MB (20 metadata values of 500,000 characters), so a page of users or a list of
+ * federation representations is bounded by weight, not only by count. A read past it answers
+ * RESOURCE_EXHAUSTED (or a shorter page: user-search.ts) before the store holds the excess.
+ */
+export const READ_BUDGET_BYTES = 32 * 1024 * 1024;
+
 type Loaded = Promise<Snapshot<unknown> | null>;
 const views = new WeakMap<CommandContext, Map<string, Loaded>>();
 const keyOf = (type: AggregateType, id: string) => `${type}\u0000${id}`;
@@ -107,7 +115,7 @@ export async function prefetch(ctx: CommandContext, wanted: Wanted): Promise<voi
     const batch =
       ids.length === 1
         ? store.load(type, ids[0]!).then((s) => new Map(s ? [[s.id, s]] : []))
-        : store.loadMany(type, ids);
+        : store.loadMany(type, ids, READ_BUDGET_BYTES);
     const noted = batch.then((found) => (noteOrgs(store, type, found.values()), found));
     for (const id of ids) {
       const one = noted.then((found) => found.get(id) ?? null);

@@ -5,7 +5,8 @@ import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { fold, type TextMatch, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
-import type { CommandContext } from './context.ts';
+import { READ_BUDGET_BYTES, type CommandContext } from './context.ts';
+import { ReadLimitError } from '../errors.ts';
 import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserSearchInput } from './user-search-inputs.ts';
 
 export interface UserPage {
@@ -72,8 +73,23 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
   const after = cursor != null ? decodeCursor(cursor, scope, sort, backward ? 'before' : 'after') : undefined;
 
   const { store } = ctx.deps;
-  const rows = await store.searchUsers<User>({ filter, sort, descending: descending !== backward, after, limit: size + 1 });
-  const more = rows.length > size;
+  // A page holds at most READ_BUDGET_BYTES of users: past it, the page ends with the users
+  // that fit (at least one) and says there is more, as a shorter Relay page may.
+  const query = { filter, sort, descending: descending !== backward, after };
+  let limit = size + 1;
+  let cut = false;
+  let rows: Snapshot<User>[];
+  for (;;) {
+    try {
+      rows = await store.searchUsers<User>({ ...query, limit, maxBytes: limit > 1 ? READ_BUDGET_BYTES : undefined });
+      break;
+    } catch (err) {
+      if (!(err instanceof ReadLimitError)) throw err;
+      limit = Math.max(1, err.fitted);
+      cut = true;
+    }
+  }
+  const more = cut || rows.length > size;
   const page = rows.slice(0, size);
   if (backward) page.reverse();
   // Cursors are encoded only when asked for (a page usually asks for endCursor alone).

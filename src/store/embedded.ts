@@ -18,6 +18,8 @@ import {
   type UserProjection,
 } from './port.ts';
 import { createMemoryUserSearch } from './memory-user-search.ts';
+import { weightOf } from './weight.ts';
+import { ReadLimitError } from '../errors.ts';
 import { UnavailableError } from '../errors.ts';
 import { keyOf, PendingAppends } from './pending-appends.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
@@ -200,11 +202,14 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       return (snapshot as Snapshot<S> | undefined) ?? null;
     },
 
-    loadMany: async <S>(type: AggregateType, ids: readonly string[]) => {
+    loadMany: async <S>(type: AggregateType, ids: readonly string[], maxBytes?: number) => {
       const result = new Map<string, Snapshot<S>>();
-      for (const id of ids) {
+      let weight = 0;
+      for (const id of new Set(ids)) {
         const snapshot = snapshotOf(type, id);
-        if (snapshot) result.set(id, snapshot as Snapshot<S>);
+        if (!snapshot) continue;
+        if (maxBytes !== undefined && (weight += weightOf(snapshot.state)) > maxBytes) throw new ReadLimitError(maxBytes, result.size);
+        result.set(id, snapshot as Snapshot<S>);
       }
       return result;
     },

@@ -3,6 +3,8 @@
 import type { EventStore, Snapshot, UserProjection } from './port.ts';
 import type { TextMatch, UserFilter, UserKey, UserSearch, UserSearchFields } from './read-models.ts';
 import { userKey } from './read-models.ts';
+import { weightOf } from './weight.ts';
+import { ReadLimitError } from '../errors.ts';
 
 /** Code point order (UTF-8 byte order), not UTF-16 unit order: they differ where a surrogate meets U+E000..U+FFFF. */
 export function compareCodePoints(a: string, b: string): number {
@@ -74,11 +76,16 @@ export function createMemoryUserSearch(
       const sign = search.descending ? -1 : 1;
       const keyed = [...rows(search.filter)].map((row) => ({ row, key: userKey(search.sort, { ...row.snapshot, fields: row.fields }) }));
       const after = search.after;
-      return keyed
+      const page = keyed
         .filter(({ key }) => !after || sign * compareKeys(key, after) > 0)
         .sort((a, b) => sign * compareKeys(a.key, b.key))
         .slice(0, Math.max(0, search.limit))
         .map(({ row }) => row.snapshot as Snapshot<S>);
+      if (search.maxBytes !== undefined) {
+        let weight = 0;
+        for (const [i, user] of page.entries()) if ((weight += weightOf(user.state)) > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
+      }
+      return page;
     },
     countUsers: async (filter) => {
       let n = 0;

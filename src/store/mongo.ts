@@ -48,6 +48,7 @@ import {
   type Db,
   type Document,
   type Filter,
+  type FindCursor,
   type ObjectId,
 } from 'mongodb';
 import {
@@ -63,7 +64,8 @@ import {
   type UserProjection,
 } from './port.ts';
 import type { UserSearch } from './read-models.ts';
-import { UnavailableError } from '../errors.ts';
+import { ReadLimitError, UnavailableError } from '../errors.ts';
+import { weightOf } from './weight.ts';
 import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
 import { eventCreatedAtIndex, eventSequenceIndex, mongoConcerns, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
 import { reduceEvents } from './reduce.ts';
@@ -210,6 +212,26 @@ function toEvent(doc: EventDoc): StoredEvent {
 
 function warnNotSaved(type: AggregateType, id: string, e: unknown): void {
   console.warn(`mongo store: state document of ${type} ${id} not updated (caught up on its next write):`, (e as Error).message);
+}
+
+/**
+ * The cursor's documents, stopping (and closing it) before the one whose state would bring
+ * their weight past maxBytes: the driver holds at most one batch beyond what was kept.
+ */
+async function withinBudget(cursor: FindCursor<StateDoc>, maxBytes: number | undefined): Promise<StateDoc[]> {
+  if (maxBytes === undefined) return cursor.toArray();
+  const docs: StateDoc[] = [];
+  let weight = 0;
+  try {
+    for await (const doc of cursor) {
+      weight += weightOf(doc.state);
+      if (weight > maxBytes) throw new ReadLimitError(maxBytes, docs.length);
+      docs.push(doc);
+    }
+  } finally {
+    await cursor.close();
+  }
+  return docs;
 }
 
 function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
@@ -669,14 +691,14 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
 
     load: (type, id) => run(() => loadOne(type, id)),
 
-    loadMany: <S>(type: AggregateType, ids: readonly string[]) =>
+    loadMany: <S>(type: AggregateType, ids: readonly string[], maxBytes?: number) =>
       run(async () => {
         const unique = [...new Set(ids)];
         const result = new Map<string, Snapshot<S>>();
         if (unique.length === 0) return result;
         const docs = unique.length === 1
           ? [await states(type).findOne({ _id: unique[0]! })].filter((d) => d !== null)
-          : await states(type).find({ _id: { $in: unique } }).toArray();
+          : await withinBudget(states(type).find({ _id: { $in: unique } }), maxBytes);
         for (const doc of docs) result.set(doc._id, toSnapshot<S>(doc));
         return result;
       }),
@@ -760,11 +782,11 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         if (search.limit <= 0) return [];
         await prepareSearch();
         const { filter, sort } = userSearchQuery(search);
-        const docs = await states('user')
+        const cursor = states('user')
           .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 } })
           .sort(sort)
-          .limit(search.limit)
-          .toArray();
+          .limit(search.limit);
+        const docs = await withinBudget(cursor, search.maxBytes);
         return docs.map((d) => toSnapshot<S>(d));
       }),
 

@@ -109,8 +109,11 @@ export interface EventStore {
    * fails with ConcurrencyError, and catchUp repairs it.
    */
   load<S>(type: AggregateType, id: string): Promise<Snapshot<S> | null>;
-  /** Load several aggregates of one type in one read (missing ones are absent from the map). */
-  loadMany<S>(type: AggregateType, ids: readonly string[]): Promise<Map<string, Snapshot<S>>>;
+  /**
+   * Load several aggregates of one type in one read (missing ones are absent from the map).
+   * With `maxBytes`, throws ReadLimitError instead of holding more state than that (weight.ts).
+   */
+  loadMany<S>(type: AggregateType, ids: readonly string[], maxBytes?: number): Promise<Map<string, Snapshot<S>>>;
   /**
    * The aggregate with every event after `known` folded in (known null: from its
    * first event), the state document written back when it was behind; null when
@@ -133,7 +136,10 @@ export interface EventStore {
    * of its history (sequences run 1..n without gaps, so a page is a range).
    */
   eventRange(type: AggregateType, id: string, from: number, to: number): Promise<StoredEvent[]>;
-  /** Users matching a search, in its order, after its key, at most its limit (src/store/read-models.ts). */
+  /**
+   * Users matching a search, in its order, after its key, at most its limit and, when it
+   * sets maxBytes, at most that weight or a ReadLimitError (src/store/read-models.ts).
+   */
   searchUsers<S>(search: UserSearch): Promise<Snapshot<S>[]>;
   /** How many users match a filter. */
   countUsers(filter: UserFilter): Promise<number>;

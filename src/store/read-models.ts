@@ -69,6 +69,11 @@ export interface UserSearch {
   after?: UserKey;
   /** At most this many rows (the caller asks one more than a page to learn whether there is a next). */
   limit: number;
+  /**
+   * At most this weight of user states (weight.ts): the store stops before the row that
+   * would pass it and throws ReadLimitError with the number of rows that fit.
+   */
+  maxBytes?: number;
 }
 
 /** The sort key of a user row, for cursors: the same value the adapters order by. */

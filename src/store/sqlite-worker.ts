@@ -13,7 +13,7 @@ import { countQuery, searchQuery } from './sqlite-search.ts';
 export type Request =
   | { op: 'open' }
   | { op: 'ping' }
-  | { op: 'load'; type: string; ids: string[] }
+  | { op: 'load'; type: string; ids: string[]; maxBytes?: number }
   | { op: 'catchUp'; type: string; id: string; after: number }
   | { op: 'append'; rows: AppendRow[] }
   | { op: 'putState'; state: StateRow; search: SearchRow | null }
@@ -107,12 +107,17 @@ function handle(req: Request): unknown {
     case 'ping':
       return null;
     case 'load': {
-      const rows: unknown[] = [];
-      for (const id of req.ids) {
-        const row = read.state.get(req.type, id);
-        if (row) rows.push(row);
+      // With maxBytes: the rows whose states fit, in the order of ids, and where it stopped.
+      const rows: StateRow[] = [];
+      let weight = 0;
+      for (const [i, id] of req.ids.entries()) {
+        const row = read.state.get(req.type, id) as StateRow | undefined;
+        if (!row) continue;
+        weight += row.state.length;
+        if (req.maxBytes !== undefined && weight > req.maxBytes) return { rows, stoppedAt: i };
+        rows.push(row);
       }
-      return rows;
+      return { rows, stoppedAt: null };
     }
     case 'catchUp': {
       // The events after the stored state or after the caller's, whichever is further.

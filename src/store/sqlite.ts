@@ -19,7 +19,7 @@
 import { access, chmod, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILE_MODE, makeDataDir } from '../data-dir.ts';
-import { UnavailableError } from '../errors.ts';
+import { ReadLimitError, UnavailableError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { LOG_FILE } from './embedded.ts';
 import { importLog } from './log-import.ts';
@@ -63,6 +63,9 @@ export interface SqliteStore extends EventStore {
    */
   readonly stats: { appends: number; syncs: number; statesRead: number; eventsRead: number; readonly cached: number; readonly cachedBytes: number };
 }
+
+/** The worker's answer to a load: the rows found, and where it stopped for maxBytes (null: it did not). */
+type Loaded = { rows: StateRow[]; stoppedAt: number | null };
 
 export const DEFAULT_CACHE_ENTRIES = 20_000;
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
@@ -184,21 +187,26 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       const key = keyOf(type, id);
       const hit = cache.get(key);
       if (hit) return hit as Snapshot<S>;
-      const [row] = await worker.call<StateRow[]>({ op: 'load', type, ids: [id] });
+      const { rows: [row] } = await worker.call<Loaded>({ op: 'load', type, ids: [id] });
       return row ? (remember(type, fromStateRow(row), row.state) as Snapshot<S>) : null;
     },
 
-    loadMany: async <S>(type: AggregateType, ids: readonly string[]) => {
+    loadMany: async <S>(type: AggregateType, ids: readonly string[], maxBytes?: number) => {
       const result = new Map<string, Snapshot<S>>();
       const missing: string[] = [];
+      let weight = 0;
       for (const id of new Set(ids)) {
         const hit = cache.get(keyOf(type, id));
-        if (hit) result.set(id, hit as Snapshot<S>);
-        else missing.push(id);
+        if (hit) {
+          result.set(id, hit as Snapshot<S>);
+          weight += cache.weight(keyOf(type, id)) ?? 0;
+        } else missing.push(id);
       }
+      if (maxBytes !== undefined && weight > maxBytes) throw new ReadLimitError(maxBytes, 0);
       if (missing.length > 0) {
-        const rows = await worker.call<StateRow[]>({ op: 'load', type, ids: missing });
-        for (const row of rows) result.set(row.id, remember(type, fromStateRow(row), row.state) as Snapshot<S>);
+        const loaded = await worker.call<Loaded>({ op: 'load', type, ids: missing, maxBytes: maxBytes === undefined ? undefined : maxBytes - weight });
+        for (const row of loaded.rows) result.set(row.id, remember(type, fromStateRow(row), row.state) as Snapshot<S>);
+        if (loaded.stoppedAt !== null) throw new ReadLimitError(maxBytes!, 0);
       }
       return result;
     },
@@ -296,13 +304,21 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       };
       const page = found.map(({ id, sequence }) => held(id, sequence));
       const missing = found.filter((_, i) => page[i] === undefined).map(({ id }) => id);
-      if (missing.length > 0) {
-        const rows = new Map((await worker.call<StateRow[]>({ op: 'load', type: 'user', ids: missing })).map((row) => [row.id, row]));
-        found.forEach(({ id }, i) => {
-          const row = rows.get(id);
-          if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row), row.state); // or the newer one held
-        });
+      // The worker stops at the budget (what memory already holds costs nothing more, but counts).
+      const loaded = missing.length > 0 ? await worker.call<Loaded>({ op: 'load', type: 'user', ids: missing, maxBytes: search.maxBytes }) : { rows: [], stoppedAt: null };
+      const rows = new Map(loaded.rows.map((row) => [row.id, row]));
+      const unread = new Set(loaded.stoppedAt === null ? [] : missing.slice(loaded.stoppedAt));
+      if (search.maxBytes !== undefined) {
+        let weight = 0;
+        for (const [i, { id }] of found.entries()) {
+          weight += unread.has(id) ? Infinity : page[i] !== undefined ? (cache.weight(keyOf('user', id)) ?? 0) : (rows.get(id)?.state.length ?? 0);
+          if (weight > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
+        }
       }
+      found.forEach(({ id }, i) => {
+        const row = rows.get(id);
+        if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row), row.state); // or the newer one held
+      });
       return page.filter((user) => user !== undefined) as Snapshot<S>[];
     },
 

@@ -25,7 +25,8 @@
 // creation date, the nearest to ZITADEL's order by id (its ids follow creation). Direction:
 // ListQuery.asc, false (proto3's default) is descending, as ZITADEL documents.
 // Paging: ListQuery.limit is the command's page size (0: the command's default; past its maximum
-// the command's INVALID_ARGUMENT, named `query.limit`). ListQuery.offset walks the command's
+// the command's INVALID_ARGUMENT, named `query.limit`; a page of users heavier than the command's
+// read budget, which GraphQL answers as a shorter page, is RESOURCE_EXHAUSTED here). ListQuery.offset walks the command's
 // keyset pages, each of its maximum size, up to MAX_OFFSET rows; a larger offset is
 // INVALID_ARGUMENT (`query.offset`), since every skipped page is a search of its own.
 // Answer: ListDetails with total_result (the command's count of matches) and the time of the read.
@@ -43,10 +44,10 @@ import {
   type ListUsersRequest as ListUsersRequestV2,
   type ListUsersResponseSchema as ListUsersResponseV2Schema,
 } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import type { CommandContext } from '../commands/context.ts';
+import { READ_BUDGET_BYTES, type CommandContext } from '../commands/context.ts';
 import { searchUsers, type UserPage } from '../commands/user-search.ts';
-import { MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
-import { AppError, BAD_REQUEST_TYPE, invalidArgument, type FieldViolation } from '../errors.ts';
+import { DEFAULT_PAGE, MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
+import { AppError, BAD_REQUEST_TYPE, invalidArgument, readTooLarge, type FieldViolation } from '../errors.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { UNSUPPORTED } from './convert.ts';
@@ -249,6 +250,9 @@ async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum
     after = step.pageInfo.endCursor;
   }
   const page = await search({ first: input.first, after });
+  // A page the command ended early (its users passed the read budget): clients of an offset
+  // API count on full pages and would skip the rest, so the answer is an error, not a short page.
+  if (page.edges.length < (input.first ?? DEFAULT_PAGE) && page.pageInfo.hasNextPage) throw readTooLarge(READ_BUDGET_BYTES);
   return { users: page.edges.map((e) => e.node as Snapshot<User>), total: await page.totalCount() };
 }
 

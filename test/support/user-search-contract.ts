@@ -4,6 +4,7 @@
 // what was seeded (folding, code point order and matching written out independently).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { userEvents, type User } from '../../src/model/users.ts';
+import { ReadLimitError } from '../../src/errors.ts';
 import type { EventStore, Snapshot } from '../../src/store/port.ts';
 import type { UserFilter, UserKey, UserSearch, UserSortField } from '../../src/store/read-models.ts';
 import { facts, profileOf, type Fact, type HumanOptions } from './given.ts';
@@ -306,5 +307,29 @@ export function userSearchContract(open: () => Promise<EventStore>) {
       }
     }
     expect(seen).toBe(20 * targets.length);
+  });
+  it('maxBytes: a page or a loadMany stops before the state that would pass it, and says how many fit', async () => {
+    // Four users of about 200,000 characters each (metadata), in an organization of their own.
+    const value = (seed: number) => Buffer.alloc(75_000, seed).toString('base64'); // 100,000 characters
+    const heavy = await Promise.all(
+      ['heavy-a', 'heavy-b', 'heavy-c', 'heavy-d'].map((username, i) =>
+        appendFact(store, facts.human(`id-${username}`, 'org-heavy', { username, metadata: [{ key: 'a', value: value(i) }, { key: 'b', value: value(i + 10) }] }), null),
+      ),
+    );
+    const search: UserSearch = { filter: { orgId: 'org-heavy' }, sort: 'USERNAME', descending: false, limit: 10 };
+    expect((await store.searchUsers(search)).map((u) => u.id)).toEqual(heavy.map((u) => u.id));
+    const cut = await store.searchUsers({ ...search, maxBytes: 500_000 }).then(() => null, (e: unknown) => e);
+    expect(cut).toBeInstanceOf(ReadLimitError);
+    expect((cut as ReadLimitError).fitted).toBe(2);
+    const fits = await store.searchUsers<User>({ ...search, limit: 2, maxBytes: 500_000 });
+    expect(fits.map((u) => u.id)).toEqual(heavy.slice(0, 2).map((u) => u.id));
+    expect(fits[1]!.state.metadata.map((m) => m.value)).toEqual([value(1), value(11)]);
+    // Small users are not held back by the same budget.
+    const small = { filter: { orgId: ORG_A }, sort: 'USERNAME', descending: false, limit: 1000 } as const;
+    expect((await store.searchUsers({ ...small, maxBytes: 500_000 })).map((u) => u.id)).toEqual((await store.searchUsers(small)).map((u) => u.id));
+
+    await expect(store.loadMany('user', heavy.map((u) => u.id), 500_000)).rejects.toBeInstanceOf(ReadLimitError);
+    expect([...(await store.loadMany('user', heavy.slice(2).map((u) => u.id), 500_000)).keys()].sort()).toEqual(heavy.slice(2).map((u) => u.id));
+    expect((await store.loadMany('user', heavy.map((u) => u.id))).size).toBe(4);
   });
 }
