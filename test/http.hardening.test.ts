@@ -168,6 +168,25 @@ describe('HTTP hardening (embedded stores)', () => {
     });
   });
 
+  it('a variable with a field its type lacks, or without a required one: INVALID_ARGUMENT naming the field, never echoing what was sent', async () => {
+    const secret = 'Tr0ub4dor&3; Field "x" is not defined by type Y.';
+    const query = 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
+    const email = { email: `${unique('var')}@example.com`, isVerified: true };
+    const cases: [object, RegExp][] = [
+      [{ profile, email, password: { password: secret }, userName: 'ada' }, /^Variable "\$input" got an invalid value; Field "userName" is not defined by type AddHumanUserInput\.$/],
+      [{ profile: { firstName: 'Ada' }, email, password: { password: secret } }, /^Variable "\$\w+" got an invalid value; Field value(\.\w+)* of required type String! was not provided\.$/],
+      [{ profile, email: { ...email, isVerified: secret }, password: { password: secret } }, /^Variable "\$\w+" got an invalid value\.$/],
+    ];
+    for (const [input, message] of cases) {
+      const res = await gw.raw({ query, variables: { input } });
+      expect(res.status, res.text).toBe(400);
+      const err = onlyError(res);
+      expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toMatch(message);
+      expect(res.text).not.toContain('Tr0ub4dor');
+    }
+  });
+
   describe('graphql-armor', () => {
     it('every operation in test/operations, the introspection query and federation queries pass the limits', async () => {
       const docs = operationDocuments();

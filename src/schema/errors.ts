@@ -39,6 +39,18 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   });
 }
 
+const NAME = '[_A-Za-z][_0-9A-Za-z]*';
+const TYPE = '[_A-Za-z][_0-9A-Za-z!\\[\\]]*';
+/**
+ * The reasons graphql-jit gives after the value that end its message with names only. The
+ * others ("Expected type Int; Int cannot represent …: <value>") end with the value itself,
+ * where a client's text could imitate any shape: they are dropped.
+ */
+const JIT_REASONS = [
+  new RegExp(`; (Field "${NAME}" is not defined by type ${NAME}\\.)$`),
+  new RegExp(`; (Field value(?:\\.${NAME}|\\[\\d+\\])* of required type ${TYPE} was not provided\\.)$`),
+];
+
 /**
  * graphql-js writes the offending value into its messages, for a variable the
  * whole object ('Variable "$input" got invalid value { password: "…" }; Field
@@ -53,7 +65,12 @@ export function withoutEchoedValues(error: GraphQLError): string {
   const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(error.message);
   const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
   if (!variable) return dropValue(error.message);
-  if (inner === undefined || !error.message.endsWith(`; ${inner}`)) return `Variable "$${variable[1]}" got an invalid value.`;
+  if (inner === undefined || !error.message.endsWith(`; ${inner}`)) {
+    // graphql-jit's messages carry no original error: their reason is read from the end, in
+    // shapes made of names only (a value may imitate one, but the real reason comes last).
+    const reason = JIT_REASONS.map((shape) => shape.exec(error.message)?.[1]).find((r) => r !== undefined);
+    return `Variable "$${variable[1]}" got an invalid value${reason ? `; ${reason}` : '.'}`;
+  }
   const prefix = error.message.slice(0, -(inner.length + 2));
   const at = / at "[_0-9A-Za-z$.[\]]+"$/.exec(prefix)?.[0] ?? '';
   return `Variable "$${variable[1]}" got an invalid value${at}; ${dropValue(inner)}`;
