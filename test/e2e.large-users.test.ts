@@ -80,7 +80,7 @@ describe('users larger than the read budget', () => {
     expect(within.errors).toBeUndefined();
     expect(within.data._entities.map((u: { id: string; metadata: unknown[] }) => [u.id, u.metadata.length])).toEqual(ids.slice(0, 3).map((id) => [id, VALUES]));
   });
-  it('ListUsers (the wire API, offset paging) answers a page cut short by the budget as RESOURCE_EXHAUSTED, and pages that fit whole', async () => {
+  it('ListUsers (the wire API, offset paging) answers a page cut short by the budget, or an offset past it, as RESOURCE_EXHAUSTED, and pages that fit whole', async () => {
     const list = async (query: Record<string, unknown>) => {
       const res = await fetch(`${gw.baseUrl}/v2/users`, {
         method: 'POST',
@@ -94,6 +94,24 @@ describe('users larger than the read budget', () => {
     expect(cut.json.code, JSON.stringify(cut.json).slice(0, 300)).toBe(8);
     expect(cut.json.message).toMatch(/more than 32 MB/);
     expect((await list({ limit: 3 })).json.result?.map((u) => u.username)).toEqual(['heavy.0', 'heavy.1', 'heavy.2']);
-    expect((await list({ limit: 3, offset: 3 })).json.result?.map((u) => u.username)).toEqual(['heavy.3']);
+    // The users an offset skips are read too (the walk pages through them, each page with one
+    // more to learn whether another follows): they count, so past 32 MB the walk is refused.
+    expect((await list({ limit: 1, offset: 1 })).json.result?.map((u) => u.username)).toEqual(['heavy.1']); // 20 + 10 MB
+    const skipped = await list({ limit: 1, offset: 2 }); // 30 MB skipped, then one more
+    expect(skipped.json.code, JSON.stringify(skipped.json).slice(0, 300)).toBe(8);
+  });
+  it('one request cannot spend the budget twice: of two aliased pages one is refused; aliased reads of one user stop at it too', async () => {
+    const page = (alias: string) => `${alias}: users(first: 10, filter: { username: { value: "heavy.", op: PREFIX } }) { edges { node { username } } pageInfo { hasNextPage } }`;
+    // (users is non-null: the refused one takes the whole answer's data with it.)
+    const twice = await gw.raw({ query: `{ ${page('a')} ${page('b')} }` });
+    expect(twice.errors?.map((e) => e.extensions?.code), twice.text.slice(0, 500)).toEqual(['RESOURCE_EXHAUSTED']);
+    const alone = await gw.raw({ query: `{ ${page('a')} }` });
+    expect(alone.data.a.edges.map((e: { node: { username: string } }) => e.node.username)).toEqual(['heavy.0', 'heavy.1', 'heavy.2']);
+
+    const each = ids.map((id, i) => `u${i}: user(id: "${id}") { id metadata { key } }`).join(' ');
+    const aliased = await gw.raw({ query: `{ ${each} }` });
+    const read = ids.filter((_, i) => aliased.data?.[`u${i}`]);
+    expect(read.length, aliased.text.slice(0, 500)).toBe(3); // 30 MB; the fourth would pass 32
+    expect(aliased.errors?.map((e) => e.extensions?.code)).toEqual(['RESOURCE_EXHAUSTED']);
   });
 });

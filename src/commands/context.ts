@@ -4,6 +4,8 @@ import type { CodeService } from '../codes/codes.ts';
 import type { Notifier } from '../notify/port.ts';
 import type { RateLimiter } from '../notify/rate-limit.ts';
 import type { AggregateType, EventStore, Snapshot } from '../store/port.ts';
+import { snapshotWeight } from '../store/weight.ts';
+import { readTooLarge } from '../errors.ts';
 import type { PasswordHasher } from '../model/passwords.ts';
 
 export interface Deps {
@@ -55,12 +57,45 @@ export function detailsOf(snapshot: Snapshot<unknown>, withCreationDate: boolean
 // trusted for an answer. Roles are read fresh by every request.
 
 /**
- * What one read of many aggregates may hold (their states' JSON, src/store/weight.ts): a user
- * can weigh 10 MB (20 metadata values of 500,000 characters), so a page of users or a list of
- * federation representations is bounded by weight, not only by count. A read past it answers
- * RESOURCE_EXHAUSTED (or a shorter page: user-search.ts) before the store holds the excess.
+ * What one request may read of stored state (its JSON's length, src/store/weight.ts): a user
+ * can weigh 10 MB (20 metadata values of 500,000 characters), so pages of users, federation
+ * representations, histories and aliased reads are bounded by weight, not only by count.
+ * A read of many reserves what is neither used nor reserved by reads running beside it (at
+ * least READ_FLOOR_BYTES, so that those never starve small reads) and the store stops before
+ * the state that would pass that; what it did not use is given back. A read of one aggregate
+ * is counted once read. A read larger than the floor that finds no room left answers
+ * RESOURCE_EXHAUSTED (a users page ends early instead: user-search.ts).
  */
 export const READ_BUDGET_BYTES = 32 * 1024 * 1024;
+export const READ_FLOOR_BYTES = 1024 * 1024;
+
+const reads = new WeakMap<CommandContext, { used: number; reserved: number }>();
+function readsOf(ctx: CommandContext): { used: number; reserved: number } {
+  let budget = reads.get(ctx);
+  if (!budget) reads.set(ctx, (budget = { used: 0, reserved: 0 }));
+  return budget;
+}
+
+/** Reserves room for one read of many: its maxBytes. Settle it with `settleReads`. */
+export function takeReads(ctx: CommandContext): number {
+  const budget = readsOf(ctx);
+  const taken = Math.max(READ_BUDGET_BYTES - budget.used - budget.reserved, READ_FLOOR_BYTES);
+  budget.reserved += taken;
+  return taken;
+}
+
+/** After a read that reserved `taken` and read `used` bytes of state: RESOURCE_EXHAUSTED when it passed its room. */
+export function settleReads(ctx: CommandContext, taken: number, used: number): void {
+  readsOf(ctx).reserved -= taken;
+  chargeReads(ctx, used, taken);
+}
+
+/** Counts a read of one aggregate (or a page of events): RESOURCE_EXHAUSTED when it does not fit. */
+export function chargeReads(ctx: CommandContext, used: number, taken = 0): void {
+  const budget = readsOf(ctx);
+  if (used > Math.max(taken, READ_FLOOR_BYTES) && budget.used + budget.reserved + used > READ_BUDGET_BYTES) throw readTooLarge(READ_BUDGET_BYTES);
+  budget.used += used;
+}
 
 type Loaded = Promise<Snapshot<unknown> | null>;
 const views = new WeakMap<CommandContext, Map<string, Loaded>>();
@@ -112,11 +147,7 @@ export async function prefetch(ctx: CommandContext, wanted: Wanted): Promise<voi
   for (const [type, list] of Object.entries(wanted) as [AggregateType, Wanted[AggregateType]][]) {
     const ids = [...new Set((list ?? []).filter((id): id is string => !!id && !view.has(keyOf(type, id))))];
     if (ids.length === 0) continue;
-    const batch =
-      ids.length === 1
-        ? store.load(type, ids[0]!).then((s) => new Map(s ? [[s.id, s]] : []))
-        : store.loadMany(type, ids, READ_BUDGET_BYTES);
-    const noted = batch.then((found) => (noteOrgs(store, type, found.values()), found));
+    const noted = readMany(ctx, type, ids).then((found) => (noteOrgs(store, type, found.values()), found));
     for (const id of ids) {
       const one = noted.then((found) => found.get(id) ?? null);
       one.catch(() => {}); // a failed read fails whoever awaits it, not the process
@@ -125,6 +156,28 @@ export async function prefetch(ctx: CommandContext, wanted: Wanted): Promise<voi
     batches.push(noted);
   }
   await Promise.all(batches);
+}
+
+/** One read of `ids`, counted in the request's read budget. */
+async function readMany(ctx: CommandContext, type: AggregateType, ids: string[]): Promise<Map<string, Snapshot<unknown>>> {
+  const { store } = ctx.deps;
+  if (ids.length === 1) {
+    const one = await store.load(type, ids[0]!);
+    if (one) chargeReads(ctx, snapshotWeight(one));
+    return new Map(one ? [[one.id, one]] : []);
+  }
+  const taken = takeReads(ctx);
+  let found: Map<string, Snapshot<unknown>>;
+  try {
+    found = await store.loadMany(type, ids, taken);
+  } catch (err) {
+    settleReads(ctx, taken, 0);
+    throw err;
+  }
+  let used = 0;
+  for (const s of found.values()) used += snapshotWeight(s);
+  settleReads(ctx, taken, used);
+  return found;
 }
 
 /** One aggregate, read once per request (null when it does not exist). */

@@ -6,7 +6,8 @@ import type { Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';
 import { actingOrg, authenticate, can, permissionReads, userReads } from './access.ts';
-import { load, type CommandContext } from './context.ts';
+import { chargeReads, load, type CommandContext } from './context.ts';
+import { weightOf } from '../store/weight.ts';
 import { visibleMany, type EntityKind } from './entities.ts';
 
 export type HistoryKind = EntityKind;
@@ -116,6 +117,7 @@ async function windowPage(
       ? [oldest, Math.min(newest, oldest + page.last - 1)]
       : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
   const events = from <= to ? await ctx.deps.store.eventRange(kind, id, from, to) : [];
+  chargeReads(ctx, events.reduce((sum, e) => sum + weightOf(e.payload), 0));
   const edges = events.reverse().map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
   return {
     totalCount: total,

@@ -5,7 +5,8 @@ import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { fold, type TextMatch, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
-import { READ_BUDGET_BYTES, type CommandContext } from './context.ts';
+import { settleReads, takeReads, type CommandContext } from './context.ts';
+import { snapshotWeight } from '../store/weight.ts';
 import { ReadLimitError } from '../errors.ts';
 import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserSearchInput } from './user-search-inputs.ts';
 
@@ -73,21 +74,27 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
   const after = cursor != null ? decodeCursor(cursor, scope, sort, backward ? 'before' : 'after') : undefined;
 
   const { store } = ctx.deps;
-  // A page holds at most READ_BUDGET_BYTES of users: past it, the page ends with the users
-  // that fit (at least one) and says there is more, as a shorter Relay page may.
+  // A page holds what is left of the request's read budget (context.ts): past it, the page
+  // ends with the users that fit and says there is more, as a shorter Relay page may. Not one
+  // fits: one is read all the same, and counted (RESOURCE_EXHAUSTED when that passes the budget).
   const query = { filter, sort, descending: descending !== backward, after };
+  const taken = takeReads(ctx);
   let limit = size + 1;
   let cut = false;
-  let rows: Snapshot<User>[];
-  for (;;) {
-    try {
-      rows = await store.searchUsers<User>({ ...query, limit, maxBytes: limit > 1 ? READ_BUDGET_BYTES : undefined });
-      break;
-    } catch (err) {
-      if (!(err instanceof ReadLimitError)) throw err;
-      limit = Math.max(1, err.fitted);
-      cut = true;
+  let rows: Snapshot<User>[] = [];
+  try {
+    for (;;) {
+      try {
+        rows = await store.searchUsers<User>({ ...query, limit, maxBytes: limit > 1 ? taken : undefined });
+        break;
+      } catch (err) {
+        if (!(err instanceof ReadLimitError)) throw err;
+        limit = Math.max(1, err.fitted);
+        cut = true;
+      }
     }
+  } finally {
+    settleReads(ctx, taken, rows.reduce((sum, user) => sum + snapshotWeight(user), 0));
   }
   const more = cut || rows.length > size;
   const page = rows.slice(0, size);
