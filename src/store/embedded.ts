@@ -18,7 +18,7 @@ import {
   type UserProjection,
 } from './port.ts';
 import { createMemoryUserSearch } from './memory-user-search.ts';
-import { weightOf } from './weight.ts';
+import { snapshotWeight } from './weight.ts';
 import { ReadLimitError } from '../errors.ts';
 import { UnavailableError } from '../errors.ts';
 import { keyOf, PendingAppends } from './pending-appends.ts';
@@ -208,7 +208,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       for (const id of new Set(ids)) {
         const snapshot = snapshotOf(type, id);
         if (!snapshot) continue;
-        if (maxBytes !== undefined && (weight += weightOf(snapshot.state)) > maxBytes) throw new ReadLimitError(maxBytes, result.size);
+        if (maxBytes !== undefined && (weight += snapshotWeight(snapshot)) > maxBytes) throw new ReadLimitError(maxBytes, result.size);
         result.set(id, snapshot as Snapshot<S>);
       }
       return result;

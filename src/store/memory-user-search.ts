@@ -3,7 +3,7 @@
 import type { EventStore, Snapshot, UserProjection } from './port.ts';
 import type { TextMatch, UserFilter, UserKey, UserSearch, UserSearchFields } from './read-models.ts';
 import { userKey } from './read-models.ts';
-import { weightOf } from './weight.ts';
+import { snapshotWeight } from './weight.ts';
 import { ReadLimitError } from '../errors.ts';
 
 /** Code point order (UTF-8 byte order), not UTF-16 unit order: they differ where a surrogate meets U+E000..U+FFFF. */
@@ -83,7 +83,7 @@ export function createMemoryUserSearch(
         .map(({ row }) => row.snapshot as Snapshot<S>);
       if (search.maxBytes !== undefined) {
         let weight = 0;
-        for (const [i, user] of page.entries()) if ((weight += weightOf(user.state)) > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
+        for (const [i, user] of page.entries()) if ((weight += snapshotWeight(user)) > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
       }
       return page;
     },

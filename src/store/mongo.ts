@@ -65,7 +65,7 @@ import {
 } from './port.ts';
 import type { UserSearch } from './read-models.ts';
 import { ReadLimitError, UnavailableError } from '../errors.ts';
-import { weightOf } from './weight.ts';
+import { snapshotWeight } from './weight.ts';
 import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
 import { eventCreatedAtIndex, eventSequenceIndex, mongoConcerns, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
 import { reduceEvents } from './reduce.ts';
@@ -224,7 +224,7 @@ async function withinBudget(cursor: FindCursor<StateDoc>, maxBytes: number | und
   let weight = 0;
   try {
     for await (const doc of cursor) {
-      weight += weightOf(doc.state);
+      weight += snapshotWeight(doc);
       if (weight > maxBytes) throw new ReadLimitError(maxBytes, docs.length);
       docs.push(doc);
     }

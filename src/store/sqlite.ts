@@ -39,6 +39,7 @@ import type { UserSearch } from './read-models.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 import { keyOf, PendingAppends, type Pending } from './pending-appends.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
+import { noteWeight } from './weight.ts';
 import { startSqliteWorker } from './sqlite-client.ts';
 import { eventOf, eventRow, fromJson, searchRow, snapshotOf, stateRow, toJson, type AppendRow, type EventRow, type StateRow } from './sqlite-rows.ts';
 import { DB_FILE, type AppendResult } from './sqlite-schema.ts';
@@ -127,8 +128,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   };
 
   /** Committed snapshots are frozen: readers share them, nobody copies. */
-  const remember = (type: AggregateType, snapshot: Snapshot<unknown>, stateJson: string) =>
-    cache.offer(keyOf(type, snapshot.id), deepFreeze(snapshot), stateJson.length);
+  const remember = (type: AggregateType, snapshot: Snapshot<unknown>, stateJson: string) => {
+    noteWeight(snapshot.state, stateJson.length);
+    return cache.offer(keyOf(type, snapshot.id), deepFreeze(snapshot), stateJson.length);
+  };
   const fromStateRow = (row: StateRow) => {
     stats.statesRead++;
     return snapshotOf(row);

@@ -14,11 +14,16 @@ export function weightOf(value: unknown): number {
     for (const item of value) total += weightOf(item) + 1;
     return total;
   }
-  for (const [key, item] of Object.entries(value)) total += key.length + 4 + weightOf(item);
+  for (const key in value) total += key.length + 4 + weightOf((value as Record<string, unknown>)[key]);
   return total;
 }
 
 const weighed = new WeakMap<object, number>();
+
+/** What a store knows a state weighs (the SQLite store: its JSON's length), so that nobody works it out again. */
+export function noteWeight(state: unknown, bytes: number): void {
+  if (state !== null && typeof state === 'object') weighed.set(state, bytes);
+}
 
 /** weightOf a snapshot's state, worked out once per state object (committed states are shared and frozen). */
 export function snapshotWeight(snapshot: { state: unknown }): number {
