@@ -64,7 +64,8 @@ export class UnavailableError extends Error {
 
 /**
  * A read would hold more state than its budget (`maxBytes`): thrown by a store's loadMany and
- * searchUsers before they read past it. `fitted`: how many of the rows, in order, fit.
+ * searchUsers before they read past it. `fitted`: how many of a search's rows, in its order,
+ * fit (a loadMany's order is the store's own: its callers do not use it).
  */
 export class ReadLimitError extends Error {
   override name = 'ReadLimitError';

@@ -19,8 +19,7 @@ import {
 } from './port.ts';
 import { createMemoryUserSearch } from './memory-user-search.ts';
 import { snapshotWeight } from './weight.ts';
-import { ReadLimitError } from '../errors.ts';
-import { UnavailableError } from '../errors.ts';
+import { ReadLimitError, UnavailableError } from '../errors.ts';
 import { keyOf, PendingAppends } from './pending-appends.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 

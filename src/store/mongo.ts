@@ -699,6 +699,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         const docs = unique.length === 1
           ? [await states(type).findOne({ _id: unique[0]! })].filter((d) => d !== null)
           : await withinBudget(states(type).find({ _id: { $in: unique } }), maxBytes);
+        // One document comes whole (at most 16 MB): it is weighed after the read.
+        if (unique.length === 1 && maxBytes !== undefined && docs[0] && snapshotWeight(docs[0]) > maxBytes) throw new ReadLimitError(maxBytes, 0);
         for (const doc of docs) result.set(doc._id, toSnapshot<S>(doc));
         return result;
       }),

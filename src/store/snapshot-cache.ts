@@ -37,11 +37,6 @@ export class SnapshotCache {
     return this.weights;
   }
 
-  /** The weight of the snapshot held under `key` (its place in the order stays). */
-  weight(key: string): number | undefined {
-    return this.entries.get(key)?.weight;
-  }
-
   get(key: string): Snapshot<unknown> | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;

@@ -39,7 +39,7 @@ import type { UserSearch } from './read-models.ts';
 import { deepFreeze, reduceEvents } from './reduce.ts';
 import { keyOf, PendingAppends, type Pending } from './pending-appends.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
-import { noteWeight } from './weight.ts';
+import { noteWeight, snapshotWeight } from './weight.ts';
 import { startSqliteWorker } from './sqlite-client.ts';
 import { eventOf, eventRow, fromJson, searchRow, snapshotOf, stateRow, toJson, type AppendRow, type EventRow, type StateRow } from './sqlite-rows.ts';
 import { DB_FILE, type AppendResult } from './sqlite-schema.ts';
@@ -202,7 +202,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
         const hit = cache.get(keyOf(type, id));
         if (hit) {
           result.set(id, hit as Snapshot<S>);
-          weight += cache.weight(keyOf(type, id)) ?? 0;
+          weight += snapshotWeight(hit);
         } else missing.push(id);
       }
       if (maxBytes !== undefined && weight > maxBytes) throw new ReadLimitError(maxBytes, 0);
@@ -314,7 +314,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       if (search.maxBytes !== undefined) {
         let weight = 0;
         for (const [i, { id }] of found.entries()) {
-          weight += unread.has(id) ? Infinity : page[i] !== undefined ? (cache.weight(keyOf('user', id)) ?? 0) : (rows.get(id)?.state.length ?? 0);
+          weight += unread.has(id) ? Infinity : page[i] !== undefined ? snapshotWeight(page[i]!) : (rows.get(id)?.state.length ?? 0);
           if (weight > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
         }
       }

@@ -25,10 +25,11 @@
 // creation date, the nearest to ZITADEL's order by id (its ids follow creation). Direction:
 // ListQuery.asc, false (proto3's default) is descending, as ZITADEL documents.
 // Paging: ListQuery.limit is the command's page size (0: the command's default; past its maximum
-// the command's INVALID_ARGUMENT, named `query.limit`; a page of users heavier than the command's
-// read budget, which GraphQL answers as a shorter page, is RESOURCE_EXHAUSTED here). ListQuery.offset walks the command's
-// keyset pages, each of its maximum size, up to MAX_OFFSET rows; a larger offset is
-// INVALID_ARGUMENT (`query.offset`), since every skipped page is a search of its own.
+// the command's INVALID_ARGUMENT, named `query.limit`; a page of users heavier than what is left
+// of the request's read budget, which GraphQL answers as a shorter page, is RESOURCE_EXHAUSTED
+// here). ListQuery.offset walks the command's keyset pages, each of its maximum size, up to
+// MAX_OFFSET rows; a larger offset is INVALID_ARGUMENT (`query.offset`), since every skipped page
+// is a search of its own (and the users it skips count in the read budget).
 // Answer: ListDetails with total_result (the command's count of matches) and the time of the read.
 import { type DescEnum, type DescField, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
 import { timestampNow } from '@bufbuild/protobuf/wkt';
