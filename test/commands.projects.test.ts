@@ -2,9 +2,9 @@
 // addProject and addSAMLApp (SPEC.md operation 8).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addProject, addSAMLApp } from '../src/commands/projects.ts';
-import { projectEvents, type Project } from '../src/model/projects.ts';
+import { projectEvent, projectEvents, reduceProject, type Project } from '../src/model/projects.ts';
 import {
   ADMIN,
   chars,
@@ -147,4 +147,22 @@ describe('addSAMLApp', () => {
     row({ name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED', caller: ADMIN, orgHeader: 'org-nope', input: input(), then: denied }),
     ...unauthenticatedRows<any>(input(), seeded),
   ]);
+});
+
+describe('the project state', () => {
+  const appAdded = (sequence: number, appId: string, metadataXml: string) =>
+    ({
+      aggregateType: 'project', aggregateId: 'p-1', sequence, createdAt: new Date(0), creator: 'tester', resourceOwner: ORG_A, claims: [],
+      ...projectEvent.samlAppAdded({ appId, name: appId, entityId: `urn:${appId}`, metadataUrl: null, metadataXml }),
+    }) as Parameters<typeof reduceProject>[1];
+
+  it("holds no app's metadata document (its event does), and drops the ones an older state held at its next app", () => {
+    const document = Buffer.alloc(750_000, 1).toString('base64'); // 1 MB, SAML_METADATA_MAX_BYTES' default
+    const state = reduceProject({ name: 'Portal', apps: [] }, appAdded(2, 'a-1', document));
+    expect(JSON.stringify(state).length).toBeLessThan(1000);
+    expect(state.apps[0]).not.toHaveProperty('metadataXml');
+    const older = { name: 'Portal', apps: [{ ...state.apps[0]!, metadataXml: document }] } as unknown as Project; // as states written before held it
+    const next = reduceProject(older, appAdded(3, 'a-2', document));
+    expect(next.apps.map((a) => [a.id, 'metadataXml' in a])).toEqual([['a-1', false], ['a-2', false]]);
+  });
 });

@@ -1,5 +1,9 @@
 // The project aggregate: a project with its SAML applications. An app lives
-// inside its project, so adding one is one event on the project.
+// inside its project, so adding one is one event on the project. The app's metadata
+// document (up to SAML_METADATA_MAX_BYTES, 1 MB by default) stays in its event, not in the
+// state: nothing reads it back, and a state holding every app's document would grow by a
+// megabyte an app, rewritten whole at each append and read whole by every command on the
+// project (past the read budget after some 25 apps).
 import type { StoredEvent } from '../store/port.ts';
 
 export interface SAMLApp {
@@ -9,8 +13,6 @@ export interface SAMLApp {
   entityId: string;
   /** The URL the metadata was fetched from, or null when it was given as XML. */
   metadataUrl: string | null;
-  /** The metadata document, base64, as given or as fetched. */
-  metadataXml: string;
   /** The project's sequence after the app was added. */
   sequence: number;
   creationDate: Date;
@@ -51,6 +53,13 @@ export const projectEvent = {
   samlAppAdded: (app: SAMLAppAdded): ProjectEvent => ({ type: projectEvents.samlAppAdded, payload: app }),
 };
 
+/** An app as states written before the document left them hold it: without the document. */
+function withoutDocument(app: SAMLApp): SAMLApp {
+  if (!('metadataXml' in app)) return app;
+  const { metadataXml: _, ...rest } = app as SAMLApp & { metadataXml?: string };
+  return rest;
+}
+
 export function reduceProject(state: Project | undefined, event: StoredEvent & ProjectEvent): Project {
   if (event.type === projectEvents.added) return { name: event.payload.name, apps: [] };
   if (!state) throw new Error(`${event.type} before ${projectEvents.added} for project ${event.aggregateId}`);
@@ -62,12 +71,11 @@ export function reduceProject(state: Project | undefined, event: StoredEvent & P
         name: p.name,
         entityId: p.entityId,
         metadataUrl: p.metadataUrl ?? null,
-        metadataXml: p.metadataXml,
         sequence: event.sequence,
         creationDate: event.createdAt,
         changeDate: event.createdAt,
       };
-      return { ...state, apps: [...state.apps, app] };
+      return { ...state, apps: [...state.apps.map(withoutDocument), app] };
     }
     default:
       return state;
