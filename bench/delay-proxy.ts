@@ -142,7 +142,10 @@ export class MongoFramer {
   private head: Buffer = Buffer.alloc(0);
   private skip = 0;
   private static readonly KEEP = 160;
-  constructor(private readonly onMessage: (m: { length: number; requestId: number; responseTo: number; opCode: number; head: Buffer }) => void) {}
+  private readonly onMessage: (m: { length: number; requestId: number; responseTo: number; opCode: number; head: Buffer }) => void;
+  constructor(onMessage: (m: { length: number; requestId: number; responseTo: number; opCode: number; head: Buffer }) => void) {
+    this.onMessage = onMessage;
+  }
 
   push(chunk: Buffer): void {
     let off = 0;
@@ -197,7 +200,10 @@ export function mongoCommandName(opCode: number, head: Buffer): string {
  */
 export class RespFramer {
   private buf: Buffer = Buffer.alloc(0);
-  constructor(private readonly onValue: (name: string) => void) {}
+  private readonly onValue: (name: string) => void;
+  constructor(onValue: (name: string) => void) {
+    this.onValue = onValue;
+  }
 
   push(chunk: Buffer): void {
     this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;

@@ -71,7 +71,6 @@ export class ReadLimitError extends Error {
   override name = 'ReadLimitError';
   readonly maxBytes: number;
   readonly fitted: number;
-  // Plain fields, no parameter properties: worker threads load this file with types stripped only.
   constructor(maxBytes: number, fitted: number) {
     super(`the read would hold more than ${maxBytes} bytes of state`);
     this.maxBytes = maxBytes;

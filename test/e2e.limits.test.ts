@@ -28,7 +28,10 @@ const tag = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)
 
 /** GraphQL input literals, for the same input sent inline instead of as variables. */
 class EnumValue {
-  constructor(readonly name: string) {}
+  readonly name: string;
+  constructor(name: string) {
+    this.name = name;
+  }
 }
 const lit = (v: unknown): string =>
   v instanceof EnumValue

@@ -36,8 +36,10 @@ export interface FetchResult {
 
 /** Why a fetch failed, in words a client can act on. */
 export class FetchRefusedError extends Error {
-  constructor(readonly reason: string) {
+  readonly reason: string;
+  constructor(reason: string) {
     super(reason);
+    this.reason = reason;
     this.name = 'FetchRefusedError';
   }
 }

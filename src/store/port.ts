@@ -75,16 +75,24 @@ export type UserProjection = (state: any) => UserSearchFields;
 
 /** Two writers appended the same (aggregate, sequence): reload and retry. */
 export class ConcurrencyError extends Error {
-  constructor(readonly aggregateType: AggregateType, readonly aggregateId: string, readonly sequence: number) {
+  readonly aggregateType: AggregateType;
+  readonly aggregateId: string;
+  readonly sequence: number;
+  constructor(aggregateType: AggregateType, aggregateId: string, sequence: number) {
     super(`sequence ${sequence} of ${aggregateType} ${aggregateId} already written`);
+    this.aggregateType = aggregateType;
+    this.aggregateId = aggregateId;
+    this.sequence = sequence;
     this.name = 'ConcurrencyError';
   }
 }
 
 /** A uniqueness key is held by another aggregate. */
 export class ConstraintError extends Error {
-  constructor(readonly key: string) {
+  readonly key: string;
+  constructor(key: string) {
     super(`constraint ${key} is taken`);
+    this.key = key;
     this.name = 'ConstraintError';
   }
 }

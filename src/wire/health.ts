@@ -63,12 +63,13 @@ export const HealthCheckResponseSchema: DescMessage = registry.getMessage('grpc.
 /** The file as the reflection service hands it out. */
 export const healthDescFile = registry.getFile(healthFile.name)!;
 
-export enum ServingStatus {
-  UNKNOWN = 0,
-  SERVING = 1,
-  NOT_SERVING = 2,
-  SERVICE_UNKNOWN = 3,
-}
+export const ServingStatus = {
+  UNKNOWN: 0,
+  SERVING: 1,
+  NOT_SERVING: 2,
+  SERVICE_UNKNOWN: 3,
+} as const;
+export type ServingStatus = (typeof ServingStatus)[keyof typeof ServingStatus];
 
 export interface HealthOptions {
   /** The service names with a status ("" is always one). */
