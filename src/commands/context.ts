@@ -5,7 +5,7 @@ import type { Notifier } from '../notify/port.ts';
 import type { RateLimiter } from '../notify/rate-limit.ts';
 import type { AggregateType, EventStore, Snapshot } from '../store/port.ts';
 import { snapshotWeight } from '../store/weight.ts';
-import { readTooLarge } from '../errors.ts';
+import { ReadLimitError, readTooLarge } from '../errors.ts';
 import type { PasswordHasher } from '../model/passwords.ts';
 
 export interface Deps {
@@ -63,16 +63,24 @@ export function detailsOf(snapshot: Snapshot<unknown>, withCreationDate: boolean
  * A read of many reserves what is neither used nor reserved by reads running beside it (at
  * least READ_FLOOR_BYTES, so that those never starve small reads) and the store stops before
  * the state that would pass that; what it did not use is given back. A read of one aggregate
- * is counted once read. A read larger than the floor that finds no room left answers
- * RESOURCE_EXHAUSTED (a users page ends early instead: user-search.ts).
+ * is counted once read. A read refused while others hold room waits for them to settle and
+ * tries again (a read of many) or is counted again (one aggregate), so aliased reads get the
+ * same room whatever order they run in. A read larger than the floor that finds no room left
+ * answers RESOURCE_EXHAUSTED (a users page ends early instead: user-search.ts).
  */
 export const READ_BUDGET_BYTES = 32 * 1024 * 1024;
 export const READ_FLOOR_BYTES = 1024 * 1024;
 
-const reads = new WeakMap<CommandContext, { used: number; reserved: number }>();
-function readsOf(ctx: CommandContext): { used: number; reserved: number } {
+interface ReadBudget {
+  used: number;
+  reserved: number;
+  /** Reads of many waiting for the room others hold: woken at every settle. */
+  waiting: (() => void)[];
+}
+const reads = new WeakMap<CommandContext, ReadBudget>();
+function readsOf(ctx: CommandContext): ReadBudget {
   let budget = reads.get(ctx);
-  if (!budget) reads.set(ctx, (budget = { used: 0, reserved: 0 }));
+  if (!budget) reads.set(ctx, (budget = { used: 0, reserved: 0, waiting: [] }));
   return budget;
 }
 
@@ -86,15 +94,37 @@ export function takeReads(ctx: CommandContext): number {
 
 /** After a read that reserved `taken` and read `used` bytes of state: RESOURCE_EXHAUSTED when it passed its room. */
 export function settleReads(ctx: CommandContext, taken: number, used: number): void {
-  readsOf(ctx).reserved -= taken;
-  chargeReads(ctx, used, taken);
+  const budget = readsOf(ctx);
+  budget.reserved -= taken;
+  for (const wake of budget.waiting.splice(0)) wake();
+  if (!fits(budget, used, taken)) throw readTooLarge(READ_BUDGET_BYTES);
+  budget.used += used;
 }
 
-/** Counts a read of one aggregate (or a page of events): RESOURCE_EXHAUSTED when it does not fit. */
-export function chargeReads(ctx: CommandContext, used: number, taken = 0): void {
+const fits = (budget: ReadBudget, used: number, taken: number) =>
+  used <= Math.max(taken, READ_FLOOR_BYTES) || budget.used + budget.reserved + used <= READ_BUDGET_BYTES;
+
+/** Until a read settles: the room it held may be what another read waits for. */
+const settled = (budget: ReadBudget) => new Promise<void>((wake) => budget.waiting.push(wake));
+
+/**
+ * Counts a read that reserved nothing (one aggregate, a page of events), once there is room for
+ * it: RESOURCE_EXHAUSTED when there is none and no other read holds any. Nothing to wait for
+ * (the usual case, on every request's path): counted at once, no promise.
+ */
+export function chargeReads(ctx: CommandContext, used: number): Promise<void> | undefined {
   const budget = readsOf(ctx);
-  if (used > Math.max(taken, READ_FLOOR_BYTES) && budget.used + budget.reserved + used > READ_BUDGET_BYTES) throw readTooLarge(READ_BUDGET_BYTES);
-  budget.used += used;
+  if (fits(budget, used, 0)) {
+    budget.used += used;
+    return undefined;
+  }
+  return (async () => {
+    while (!fits(budget, used, 0)) {
+      if (budget.reserved === 0) throw readTooLarge(READ_BUDGET_BYTES);
+      await settled(budget);
+    }
+    budget.used += used;
+  })();
 }
 
 type Loaded = Promise<Snapshot<unknown> | null>;
@@ -163,21 +193,27 @@ async function readMany(ctx: CommandContext, type: AggregateType, ids: string[])
   const { store } = ctx.deps;
   if (ids.length === 1) {
     const one = await store.load(type, ids[0]!);
-    if (one) chargeReads(ctx, snapshotWeight(one));
+    const waiting = one && chargeReads(ctx, snapshotWeight(one));
+    if (waiting) await waiting;
     return new Map(one ? [[one.id, one]] : []);
   }
-  const taken = takeReads(ctx);
   let found: Map<string, Snapshot<unknown>>;
-  try {
-    found = await store.loadMany(type, ids, taken);
-  } catch (err) {
-    settleReads(ctx, taken, 0);
-    throw err;
+  for (;;) {
+    const taken = takeReads(ctx);
+    try {
+      found = await store.loadMany(type, ids, taken);
+    } catch (err) {
+      settleReads(ctx, taken, 0);
+      const budget = readsOf(ctx);
+      if (!(err instanceof ReadLimitError) || budget.reserved === 0) throw err;
+      await settled(budget);
+      continue;
+    }
+    let used = 0;
+    for (const s of found.values()) used += snapshotWeight(s);
+    settleReads(ctx, taken, used);
+    return found;
   }
-  let used = 0;
-  for (const s of found.values()) used += snapshotWeight(s);
-  settleReads(ctx, taken, used);
-  return found;
 }
 
 /** One aggregate, read once per request (null when it does not exist). */

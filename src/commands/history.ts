@@ -117,7 +117,7 @@ async function windowPage(
       ? [oldest, Math.min(newest, oldest + page.last - 1)]
       : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
   const events = from <= to ? await ctx.deps.store.eventRange(kind, id, from, to) : [];
-  chargeReads(ctx, events.reduce((sum, e) => sum + weightOf(e.payload), 0));
+  await chargeReads(ctx, events.reduce((sum, e) => sum + weightOf(e.payload), 0));
   const edges = events.reverse().map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
   return {
     totalCount: total,

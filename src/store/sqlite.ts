@@ -310,18 +310,19 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       // The worker stops at the budget (what memory already holds costs nothing more, but counts).
       const loaded = missing.length > 0 ? await worker.call<Loaded>({ op: 'load', type: 'user', ids: missing, maxBytes: search.maxBytes }) : { rows: [], stoppedAt: null };
       const rows = new Map(loaded.rows.map((row) => [row.id, row]));
-      const unread = new Set(loaded.stoppedAt === null ? [] : missing.slice(loaded.stoppedAt));
-      if (search.maxBytes !== undefined) {
-        let weight = 0;
-        for (const [i, { id }] of found.entries()) {
-          weight += unread.has(id) ? Infinity : page[i] !== undefined ? snapshotWeight(page[i]!) : (rows.get(id)?.state.length ?? 0);
-          if (weight > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
-        }
-      }
       found.forEach(({ id }, i) => {
         const row = rows.get(id);
         if (page[i] === undefined && row) page[i] = remember('user', fromStateRow(row), row.state); // or the newer one held
       });
+      // Checked after the rows read are remembered, so that the shorter page asked next finds them in memory.
+      if (search.maxBytes !== undefined) {
+        const unread = new Set(loaded.stoppedAt === null ? [] : missing.slice(loaded.stoppedAt));
+        let weight = 0;
+        for (const [i, { id }] of found.entries()) {
+          weight += unread.has(id) ? Infinity : page[i] ? snapshotWeight(page[i]) : 0;
+          if (weight > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
+        }
+      }
       return page.filter((user) => user !== undefined) as Snapshot<S>[];
     },
 

@@ -14,7 +14,10 @@ export function weightOf(value: unknown): number {
     for (const item of value) total += weightOf(item) + 1;
     return total;
   }
-  for (const key in value) total += key.length + 4 + weightOf((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) total += key.length + 4 + weightOf(item); // JSON leaves undefined out
+  }
   return total;
 }
 
