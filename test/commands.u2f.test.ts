@@ -2,7 +2,7 @@
 // verifyU2FRegistration (SPEC.md operation 3), with a software authenticator.
 import { describe, expect } from 'vitest';
 import { registerU2F, verifyU2FRegistration } from '../src/commands/u2f.ts';
-import { userEvents, type User } from '../src/model/users.ts';
+import { MAX_PENDING_U2F, MAX_READY_U2F, userEvents, type User } from '../src/model/users.ts';
 import {
   ADMIN,
   BOSS,
@@ -28,6 +28,16 @@ const denied = { error: { code: 'PERMISSION_DENIED' as const } };
 const escalation = { error: { code: 'PERMISSION_DENIED' as const, message: /roles you do not hold/ } };
 const tokensOf = async (h: Harness, id: string) => (await h.store.load<User>('user', id))!.state.u2fTokens;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/** `count` verified tokens of `userId` (ids ready-0…), each after its pending registration. */
+const readyTokens = (userId: string, count: number): Fact[] =>
+  Array.from({ length: count }, (_, i) => [
+    facts.u2fPending(userId, { id: `ready-${i}`, challenge: 'cmVhZHk' }),
+    facts.u2fReady(userId, { id: `ready-${i}`, name: `Key ${i}`, credentialId: Buffer.from(`${userId}-key-${i}`).toString('base64url') }),
+  ]).flat();
+/** `count` live pending registrations of `userId` (ids pending-0…, oldest first). */
+const pendingTokens = (userId: string, count: number): Fact[] =>
+  Array.from({ length: count }, (_, i) => facts.u2fPending(userId, { id: `pending-${i}`, challenge: `cGVuZGluZy0${i}` }));
+const full = { error: { code: 'FAILED_PRECONDITION' as const, message: new RegExp(`already has ${MAX_READY_U2F} U2F tokens`) } };
 
 describe('registerU2F', () => {
   const pending = (userId: string, owner: string, rpId = 'localhost', origins = ['http://localhost:4000']): Then<any> => ({
@@ -71,6 +81,32 @@ describe('registerU2F', () => {
       given: [...world, facts.u2fPending(U.alice, { id: 'u2f-old', challenge: 'b2xk', expiresAt: new Date(Date.now() - 1000).toISOString() }), facts.u2fPending(U.alice, { id: 'u2f-live', challenge: 'bGl2ZQ' })],
       caller: U.alice, input: { userId: U.alice },
       then: { events: [event('user', U.alice, userEvents.u2fAdded, { id: 'id-1', challenge: expect.any(String), rpId: 'localhost', origins: ['http://localhost:4000'], expiresAt: expect.any(String) }, ORG_A)], result: async (_r, h) => expect((await tokensOf(h, U.alice)).map((t) => t.id)).toEqual(['u2f-live', 'id-1']) },
+    },
+    {
+      name: `${MAX_PENDING_U2F} live registrations pending: the oldest is dropped`,
+      given: [...world, ...pendingTokens(U.alice, MAX_PENDING_U2F)],
+      caller: U.alice, input: { userId: U.alice },
+      then: {
+        events: [event('user', U.alice, userEvents.u2fAdded, { id: 'id-1', challenge: expect.any(String), rpId: 'localhost', origins: ['http://localhost:4000'], expiresAt: expect.any(String) }, ORG_A)],
+        result: async (_r, h) => expect((await tokensOf(h, U.alice)).map((t) => t.id)).toEqual([...pendingTokens(U.alice, MAX_PENDING_U2F).slice(1).map((f) => (f.payload as { id: string }).id), 'id-1']),
+      },
+    },
+    {
+      name: 'ready tokens never count as pending, and are never dropped',
+      given: [...world, ...readyTokens(U.alice, 3), ...pendingTokens(U.alice, 2)],
+      caller: U.alice, input: { userId: U.alice },
+      then: {
+        events: [event('user', U.alice, userEvents.u2fAdded, { id: 'id-1', challenge: expect.any(String), rpId: 'localhost', origins: ['http://localhost:4000'], expiresAt: expect.any(String) }, ORG_A)],
+        result: async (_r, h) => expect((await tokensOf(h, U.alice)).map((t) => t.id)).toEqual(['ready-0', 'ready-1', 'ready-2', 'pending-0', 'pending-1', 'id-1']),
+      },
+    },
+    { name: `${MAX_READY_U2F} ready tokens: FAILED_PRECONDITION`, given: [...world, ...readyTokens(U.alice, MAX_READY_U2F)], caller: U.alice, input: { userId: U.alice }, then: full },
+    { name: `${MAX_READY_U2F} ready tokens: an administrator is refused too`, given: [...world, ...readyTokens(U.alice, MAX_READY_U2F)], caller: ADMIN, input: { userId: U.alice }, then: full },
+    {
+      name: `${MAX_READY_U2F - 1} ready tokens: one more may be registered`,
+      given: [...world, ...readyTokens(U.alice, MAX_READY_U2F - 1)],
+      caller: U.alice, input: { userId: U.alice },
+      then: { events: [event('user', U.alice, userEvents.u2fAdded, { id: 'id-1', challenge: expect.any(String), rpId: 'localhost', origins: ['http://localhost:4000'], expiresAt: expect.any(String) }, ORG_A)] },
     },
     { name: 'ORG_USER_MANAGER lacks user.credential.write: PERMISSION_DENIED', caller: U.managerA, input: { userId: U.alice }, then: denied },
     { name: 'ORG_USER_MANAGER of the user\'s org (org-b), not its own: still PERMISSION_DENIED', caller: U.helperB, input: { userId: U.bob }, then: denied },
@@ -150,6 +186,16 @@ describe('verifyU2FRegistration', () => {
     row({ name: 'an assertion instead of a registration: INVALID_ARGUMENT', caller: U.alice, input: answer(U.alice, 'u2f-1', { type: 'webauthn.get' }), then: invalidCredential(/not a registration/) }),
     row({ name: 'a credential registered to another user: ALREADY_EXISTS', given: withReady, caller: U.alice, input: answer(U.alice, 'u2f-1', { credentialId: new Uint8Array(TAKEN) }), then: { error: { code: 'ALREADY_EXISTS', message: /u2fCredential/ } } }),
     row({ name: 'a credential the user registered already: ALREADY_EXISTS', given: withReady, caller: U.alice, input: answer(U.alice, 'u2f-1', { credentialId: new Uint8Array(Buffer.from('alice-first')) }), then: { error: { code: 'ALREADY_EXISTS', message: /U2F credential already exists/ } } }),
+    row({ name: 'a public key of 4096 bytes (padded): ready', caller: U.alice, input: answer(U.alice, 'u2f-1', { publicKeyBytes: 4096 }), then: ready(U.alice, 'u2f-1', ORG_A) }),
+    row({ name: 'a public key of 4097 bytes (padded): INVALID_ARGUMENT', caller: U.alice, input: answer(U.alice, 'u2f-1', { publicKeyBytes: 4097 }), then: invalidCredential(/public key longer than 4096 bytes/) }),
+    row({ name: 'a public key padded to 700,000 bytes: INVALID_ARGUMENT', caller: U.alice, input: answer(U.alice, 'u2f-1', { publicKeyBytes: 700_000 }), then: invalidCredential(/public key longer than 4096 bytes/) }),
+    row({ name: `${MAX_READY_U2F} ready tokens and one pending: FAILED_PRECONDITION`, given: [...seeded, ...readyTokens(U.alice, MAX_READY_U2F)], caller: U.alice, input: answer(U.alice, 'u2f-1'), then: full }),
+    row({
+      name: `the ${MAX_READY_U2F}th token is verified while another pending one waits: that one is refused`,
+      given: [...seeded, ...readyTokens(U.alice, MAX_READY_U2F - 1), facts.u2fPending(U.alice, { id: 'u2f-2', challenge: CH_B })],
+      arrange: async (h) => expect((await h.when((ctx) => verifyU2FRegistration(ctx, answer(U.alice, 'u2f-2', { challenge: CH_B })(h)), { caller: U.alice })).ok).toBe(true),
+      caller: U.alice, input: answer(U.alice, 'u2f-1'), then: full,
+    }),
     row({ name: 'an object that is no credential: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { junk: chars(100) }, tokenName: 'k' }, then: invalidCredential(/could not be parsed or verified/) }),
     row({ name: 'a credential of 54 characters as JSON: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { a: chars(46) }, tokenName: 'k' }, then: invalidCredential(/55 to 1048576/) }),
     row({ name: 'a credential of 55 characters passes the limit (and fails to verify)', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { a: chars(47) }, tokenName: 'k' }, then: invalidCredential(/could not be parsed/) }),

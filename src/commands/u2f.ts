@@ -8,7 +8,7 @@ import type {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.ts';
-import { userEvent, type U2FToken, type User } from '../model/users.ts';
+import { MAX_READY_U2F, userEvent, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { authenticate, userForSelfOrPermission, userReads } from './access.ts';
 import { detailsOf, type Details } from './context.ts';
@@ -43,13 +43,23 @@ const knownTransports = (transports: unknown): string[] =>
 
 /** WebAuthn §7.1: a credential id longer than 1023 bytes is refused. */
 const MAX_CREDENTIAL_ID_BYTES = 1023;
+/**
+ * The COSE public key as stored: the largest real one (ML-DSA-87, 2,592 bytes of key) fits with
+ * room to spare; the authenticator data could otherwise carry a key padded to most of a megabyte.
+ */
+const MAX_PUBLIC_KEY_BYTES = 4096;
 
 const readyTokens = (user: User) => user.u2fTokens.filter((t) => t.state === 'U2F_STATE_READY' && t.credentialId);
+
+function roomForAnotherToken(user: User): void {
+  if (readyTokens(user).length >= MAX_READY_U2F) throw failedPrecondition(`The user already has ${MAX_READY_U2F} U2F tokens, the most a user may have`);
+}
 
 export const registerU2F = command((c) => u2fInputRules(c).registerU2F, async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
   const { config, newId } = ctx.deps;
   const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
+  roomForAnotherToken(user.state);
 
   const rpId = input.domain?.trim() ? normalizeDomain(input.domain) : config.webauthn.rpId.toLowerCase();
   const origins = originsFor(config, rpId);
@@ -113,6 +123,7 @@ export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRe
   const caller = await authenticate(ctx, userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
   const token = pendingToken(user, input.u2fId);
+  roomForAnotherToken(user.state);
 
   let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
   try {
@@ -135,12 +146,16 @@ export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRe
   if (isoBase64URL.toBuffer(credential.id).length > MAX_CREDENTIAL_ID_BYTES) {
     throw invalid(CREDENTIAL_FIELD, `has a credential id longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`);
   }
+  if (credential.publicKey.length > MAX_PUBLIC_KEY_BYTES) {
+    throw invalid(CREDENTIAL_FIELD, `has a public key longer than ${MAX_PUBLIC_KEY_BYTES} bytes`);
+  }
   const transports = knownTransports(credential.transports);
   const tokenName = input.tokenName.trim();
   const { snapshot } = await write(ctx, 'user', user.id, (current) => {
     if (!current) throw notFound('User');
     const fresh = pendingToken(current, input.u2fId);
     if (fresh.challenge !== token.challenge) throw failedPrecondition('The U2F registration changed, try again');
+    roomForAnotherToken(current.state);
     if (readyTokens(current.state).some((t) => t.credentialId === credential.id)) throw alreadyExists('U2F credential');
     return {
       ...userEvent.u2fVerified({

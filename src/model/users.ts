@@ -139,7 +139,7 @@ export function reduceUser(state: User | undefined, event: StoredEvent & UserEve
       return { ...next, state: stateAfterCredentials(next) };
     }
     case userEvents.u2fAdded:
-      return { ...state, u2fTokens: [...state.u2fTokens.filter((t) => !expiredPending(t, event.createdAt)), pendingU2F(event.payload)] };
+      return { ...state, u2fTokens: [...withoutStalePending(state.u2fTokens, event.createdAt), pendingU2F(event.payload)] };
     case userEvents.u2fVerified: {
       const verified = event.payload;
       return { ...state, u2fTokens: state.u2fTokens.map((t) => (t.id === verified.id ? readyU2F(t, verified) : t)) };
@@ -151,9 +151,24 @@ export function reduceUser(state: User | undefined, event: StoredEvent & UserEve
   }
 }
 
-/** A new registration drops pending tokens whose challenge had already expired, so they cannot pile up. */
-const expiredPending = (t: U2FToken, at: Date) =>
-  t.state === 'U2F_STATE_NOT_READY' && t.expiresAt !== undefined && Date.parse(t.expiresAt) <= at.getTime();
+/** Verified U2F tokens a user may hold: what one person carries, and a bound on the user's state. */
+export const MAX_READY_U2F = 20;
+
+/** Registrations a user may have pending at once; a new one beyond it drops the oldest. */
+export const MAX_PENDING_U2F = 5;
+
+const isPending = (t: U2FToken) => t.state === 'U2F_STATE_NOT_READY';
+const expiredPending = (t: U2FToken, at: Date) => isPending(t) && t.expiresAt !== undefined && Date.parse(t.expiresAt) <= at.getTime();
+
+/**
+ * What a new registration keeps: pending tokens whose challenge has expired are dropped, and of
+ * the live ones only the newest MAX_PENDING_U2F - 1, so repeated registrations cannot pile up.
+ */
+function withoutStalePending(tokens: U2FToken[], at: Date): U2FToken[] {
+  const live = tokens.filter((t) => !expiredPending(t, at));
+  let surplus = live.filter(isPending).length - (MAX_PENDING_U2F - 1);
+  return surplus <= 0 ? live : live.filter((t) => !(isPending(t) && surplus-- > 0));
+}
 
 const pendingU2F = (p: U2FAdded): U2FToken => ({
   id: p.id,

@@ -24,6 +24,8 @@ export interface CreateOptions {
   transports?: string[];
   /** Reuse a credential id (to register the same credential twice). */
   credentialId?: Uint8Array;
+  /** Pad the COSE public key with an extra parameter to exactly this many bytes (at least 300). */
+  publicKeyBytes?: number;
 }
 
 export interface SoftCredential {
@@ -42,8 +44,8 @@ const AAGUID = Buffer.from('5ee0a7e5ad1a4e3b9c1e0d2f3a4b5c6d', 'hex');
 const sha256 = (data: Uint8Array | string) => createHash('sha256').update(data).digest();
 const b64url = (data: Uint8Array) => isoBase64URL.fromBuffer(new Uint8Array(data));
 
-/** The credential public key as a COSE_Key (EC2, P-256, ES256). */
-function coseKey(publicKey: KeyObject): Uint8Array {
+/** The credential public key as a COSE_Key (EC2, P-256, ES256), padded to `bytes` when given. */
+function coseKey(publicKey: KeyObject, bytes?: number): Uint8Array {
   const jwk = publicKey.export({ format: 'jwk' });
   const key = new Map<number, number | Uint8Array>([
     [1, 2], // kty: EC2
@@ -52,7 +54,13 @@ function coseKey(publicKey: KeyObject): Uint8Array {
     [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
     [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
   ]);
-  return isoCBOR.encode(key);
+  if (bytes === undefined) return isoCBOR.encode(key);
+  // An unassigned parameter label; the byte string's CBOR header grows with its length, so search.
+  for (let n = Math.max(0, bytes - 120); n <= bytes; n++) {
+    const padded = isoCBOR.encode(new Map([...key, [-70, new Uint8Array(n)]]));
+    if (padded.length === bytes) return padded;
+  }
+  throw new Error(`no padding gives a COSE key of ${bytes} bytes`);
 }
 
 export function createSoftAuthenticator() {
@@ -76,7 +84,7 @@ export function createSoftAuthenticator() {
       AAGUID,
       idLength,
       credentialId,
-      coseKey(publicKey),
+      coseKey(publicKey, options.publicKeyBytes),
     ]);
 
     const attStmt = new Map<string, number | Uint8Array>();
