@@ -266,7 +266,19 @@ describeWith('mongo', 'a fleet of three gateways', (mongoUrl) => {
       // Hold every answer: each worker ends up with one mail received and not acknowledged.
       await until(() => smtp.mails.length >= before + 3, 15_000, 'the first mails');
       smtp.hold();
-      await until(() => smtp.held() >= fleet.live().length, 10_000, 'a mail in flight from every gateway').catch(() => {});
+      await until(() => smtp.held() >= fleet.live().length, 10_000, 'a mail in flight from every gateway');
+      // What the test is about: the victim's own worker holds a job when it dies (consumers are named host-pid-…).
+      const jobsKey = `${fleet.dbName}:{delivery}:jobs`;
+      const port = fleet.redis.ports[await fleet.redis.nodeOf(jobsKey)]!;
+      const victimPid = fleet.all[victim]!.child.pid!;
+      const probe = nodeClient(port);
+      await probe.connect();
+      try {
+        const holders = async () => ((await probe.call('XPENDING', jobsKey, 'workers', '-', '+', '100')) as [string, string, number, number][]).map(([, consumer]) => consumer);
+        await until(async () => (await holders()).some((consumer) => consumer.includes(`-${victimPid}-`)), 10_000, 'a job held by the victim');
+      } finally {
+        probe.disconnect();
+      }
       const heldBeforeKill = smtp.held();
       await fleet.kill(victim);
       smtp.release();
@@ -300,8 +312,6 @@ describeWith('mongo', 'a fleet of three gateways', (mongoUrl) => {
       expect(duplicates.length).toBeLessThanOrEqual(1);
 
       // Nothing left in the queue: no job pending on the dead consumer, none waiting.
-      const jobsKey = `${fleet.dbName}:{delivery}:jobs`;
-      const port = fleet.redis.ports[await fleet.redis.nodeOf(jobsKey)]!;
       const client = nodeClient(port);
       await client.connect();
       try {

@@ -290,19 +290,22 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         const c = clients(kind);
         const { hasher } = gw.gateway.deps;
         const hash = hasher.hash;
+        // A cause of its own for each kind: one gateway logs all four.
+        const cause = unique(`driver said: connection reset ${kind} `);
+        const logged = gw.logs.length;
         hasher.hash = async () => {
-          throw new Error('driver said: mongodb://user:hunter2@db');
+          throw new Error(cause);
         };
         try {
           const err = await failure(c.mgmt.setHumanPassword({ userId: gw.adminId, password: 'An0ther!secret' }));
           expect(err.code).toBe(Code.Internal);
           expect(err.rawMessage).toBe('Unexpected error.');
-          expect(JSON.stringify(err.details)).not.toContain('hunter2');
+          expect(JSON.stringify(err.details)).not.toContain('connection reset');
           expect(err.findDetails(ErrorDetailSchema)[0]!.id).toBe('INTERNAL');
         } finally {
           hasher.hash = hash;
         }
-        expect(gw.logs.some((l) => l.includes('unexpected error') && l.includes('SetHumanPassword') && l.includes('hunter2'))).toBe(true);
+        expect(gw.logs.slice(logged).filter((l) => l.includes('unexpected error') && l.includes('SetHumanPassword') && l.includes(cause))).toHaveLength(1);
       });
 
       it('goes through the HTTP edge: request id, one log line with the method and the code (never the body), metrics', async () => {
