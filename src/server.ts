@@ -24,6 +24,7 @@ import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/e
 import { openStores, type Stores } from './stores.ts';
 import { maxRequestBodyBytes } from './http/body-limit.ts';
 import { lazyWireRoute } from './http/lazy-wire.ts';
+import { useVariableCoercion } from './http/variable-coercion.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 
 export interface Gateway {
@@ -117,7 +118,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (state.authError) cmd.authError = state.authError;
       return { cmd, requestId: state.requestId };
     },
-    plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useGraphQlJit()],
+    plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit()],
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.

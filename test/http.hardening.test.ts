@@ -172,18 +172,40 @@ describe('HTTP hardening (embedded stores)', () => {
     const secret = 'Tr0ub4dor&3; Field "x" is not defined by type Y.';
     const query = 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
     const email = { email: `${unique('var')}@example.com`, isVerified: true };
-    const cases: [object, RegExp][] = [
-      [{ profile, email, password: { password: secret }, userName: 'ada' }, /^Variable "\$input" got an invalid value; Field "userName" is not defined by type AddHumanUserInput\.$/],
-      [{ profile: { firstName: 'Ada' }, email, password: { password: secret } }, /^Variable "\$\w+" got an invalid value; Field value(\.\w+)* of required type String! was not provided\.$/],
-      [{ profile, email: { ...email, isVerified: secret }, password: { password: secret } }, /^Variable "\$\w+" got an invalid value\.$/],
+    const cases: [object, RegExp, string][] = [
+      [{ profile, email, password: { password: secret }, userName: 'ada' }, /^Variable "\$input" got an invalid value; Field "userName" is not defined by type "AddHumanUserInput"\.$/, 'input'],
+      [{ profile: { firstName: 'Ada' }, email, password: { password: secret } }, /^Variable "\$input" got an invalid value at "input\.profile"; Field "lastName" of required type "String!" was not provided\.$/, 'input.profile'],
+      [{ profile, email: { ...email, isVerified: secret }, password: { password: secret } }, /^Variable "\$input" got an invalid value at "input\.email\.isVerified"; Boolean cannot represent a non boolean value\.$/, 'input.email.isVerified'],
+      // A key or an enum value of the client's own is named only when it is a short name.
+      [{ profile: { ...profile, [secret]: 1 }, email }, /^Variable "\$input" got an invalid value at "input\.profile"; Field is not defined by type "ProfileInput"\.$/, 'input.profile'],
+      [{ profile: { ...profile, gender: secret }, email }, /^Variable "\$input" got an invalid value at "input\.profile\.gender"; Value does not exist in "Gender" enum\.$/, 'input.profile.gender'],
+      [{ profile, email, metadata: [{ key: 'k', value: 'aGk=' }, { key: 'k', value: '!!' }] }, /^Variable "\$input" got an invalid value at "input\.metadata\[1\]\.value"; /, 'input.metadata.1.value'],
     ];
-    for (const [input, message] of cases) {
+    for (const [input, message, field] of cases) {
       const res = await gw.raw({ query, variables: { input } });
       expect(res.status, res.text).toBe(400);
       const err = onlyError(res);
       expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
       expect(err.message).toMatch(message);
+      expect((err.extensions?.details as any)[0].fieldViolations.map((v: { field: string }) => v.field)).toEqual([field]);
       expect(res.text).not.toContain('Tr0ub4dor');
+    }
+  });
+
+  it('variables with thousands of bad list elements: at most 50 errors and one "error limit reached", without a token too', async () => {
+    const query = 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
+    const elements = 30_000; // a 60 KB body: under the limit of a request without a token
+    const variables = { input: { profile, email: { email: 'x@example.com' }, metadata: Array(elements).fill(1) } };
+    expect(JSON.stringify(variables).length).toBeLessThan(64 * 1024);
+    for (const headers of [{}, auth()]) {
+      const res = await postRaw(gw.url, JSON.stringify({ query, variables }), { ...headers, 'content-type': 'application/json' });
+      expect(res.status, res.text.slice(0, 300)).toBe(400);
+      const errors = res.json.errors as { message: string; extensions: { code: string } }[];
+      expect(errors).toHaveLength(51);
+      expect(errors.every((e) => e.extensions.code === 'INVALID_ARGUMENT')).toBe(true);
+      expect(errors[0]!.message).toMatch(/at "input\.metadata\[0\]"; Expected type "MetadataInput" to be an object\.$/);
+      expect(errors[50]!.message).toMatch(/error limit reached/);
+      expect(res.text.length).toBeLessThan(32 * 1024);
     }
   });
 

@@ -31,11 +31,14 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
     // A mutation over GET: the client's mistake, but HTTP's status (with Allow: POST) is kept.
     return new GraphQLError(error.message, { extensions: { ...extensionsOf('INVALID_ARGUMENT'), http } });
   }
-  return new GraphQLError(withoutEchoedValues(error), {
+  const message = withoutEchoedValues(error);
+  const field = variablePath(error);
+  const description = message.slice(message.indexOf('; ') + 2);
+  return new GraphQLError(message, {
     nodes: error.nodes,
     positions: error.positions,
     path: error.path,
-    extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [] }]),
+    extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: field ? [{ field, description }] : [] }]),
   });
 }
 
@@ -61,7 +64,11 @@ export function withoutEchoedValues(error: GraphQLError): string {
   const dropValue = (reason: string) =>
     reason
       .replace(/^(.* cannot represent (?:a )?[^:]*value): [\s\S]*$/, '$1.')
-      .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.');
+      .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.')
+      // The client's own enum value or object key: kept when it is a short name, else left out.
+      .replace(/^Value "([\s\S]*)" does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.[\s\S]*$/, (_, value: string, type: string) => `Value ${clientName(value)}does not exist in "${type}" enum.`)
+      .replace(/^Field "([\s\S]*)" is not defined by type "([_A-Za-z][_0-9A-Za-z]*)"\.[\s\S]*$/, (_, key: string, type: string) => `Field ${clientName(key)}is not defined by type "${type}".`)
+      .replace(/^Field "([\s\S]*)" must be non-null\.$/, (_, key: string) => `Field ${clientName(key)}must be non-null.`);
   const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(error.message);
   const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
   if (!variable) return dropValue(error.message);
@@ -74,6 +81,18 @@ export function withoutEchoedValues(error: GraphQLError): string {
   const prefix = error.message.slice(0, -(inner.length + 2));
   const at = / at "[_0-9A-Za-z$.[\]]+"$/.exec(prefix)?.[0] ?? '';
   return `Variable "$${variable[1]}" got an invalid value${at}; ${dropValue(inner)}`;
+}
+
+/** A name the client sent, quoted when it is a short GraphQL name; anything else is not echoed. */
+const clientName = (text: string) => (/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(text) ? `"${text}" ` : '');
+
+/** The variable path of a graphql-js coercion error ('input.metadata.0.value'), for its field violation. */
+export function variablePath(error: GraphQLError): string | undefined {
+  const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
+  if (inner === undefined || !error.message.endsWith(`; ${inner}`) || !error.message.startsWith('Variable "$')) return undefined;
+  const prefix = error.message.slice(0, -(inner.length + 2));
+  const at = / at "([_0-9A-Za-z$.[\]]+)"$/.exec(prefix)?.[1] ?? /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)"/.exec(prefix)?.[1];
+  return at?.replace(/\[(\d+)\]/g, '.$1');
 }
 
 export function maskedInternal(requestId: string, source?: GraphQLError): GraphQLError {
