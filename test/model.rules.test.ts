@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkText, codePoints, isBlank } from '../src/model/text.ts';
+import { codePoints, isBlank } from '../src/model/text.ts';
 import { normalizePhone } from '../src/model/phone.ts';
 import { isValidEmail } from '../src/model/email.ts';
 import { parseUrlTemplate, renderUrlTemplate } from '../src/model/url-template.ts';
@@ -12,8 +12,7 @@ describe('text', () => {
     expect(codePoints(emoji)).toBe(200);
     expect(codePoints('abc')).toBe(3);
     expect(codePoints('')).toBe(0);
-    expect(checkText('f', emoji, { max: 200 })).toBeUndefined();
-    expect(checkText('f', emoji + 'x', { max: 200 })).toEqual({ field: 'f', description: 'must be at most 200 characters' });
+    expect(codePoints('a\uD800b')).toBe(3); // a lone surrogate counts as one
   });
 
   it('treats Unicode white space as blank', () => {
@@ -21,8 +20,15 @@ describe('text', () => {
     expect(isBlank(' \t\n\u3000')).toBe(true);
     expect(isBlank('')).toBe(true);
     expect(isBlank(' a ')).toBe(false);
-    expect(checkText('f', '\u00a0', { required: true })).toEqual({ field: 'f', description: 'must not be empty' });
-    expect(checkText('f', undefined, {})).toBeUndefined();
+  });
+
+  it('treats text with nothing visible as blank: zero-width and other invisible characters', () => {
+    // U+200B zero-width space, U+200D joiner, U+180E Mongolian vowel separator, U+3164 Hangul
+    // filler, U+2800 blank Braille pattern, U+00AD soft hyphen, U+FEFF BOM, U+2060 word joiner.
+    for (const invisible of ['\u200b', '\u200d', '\u180e', '\u3164', '\u2800', '\u00ad', '\ufeff', '\u2060', ' \u200b\u3164 ']) {
+      expect(isBlank(invisible), JSON.stringify(invisible)).toBe(true);
+    }
+    for (const visible of ['\u200bA', 'a\u00ad', '\u3164\uAC00', '·', '_']) expect(isBlank(visible), JSON.stringify(visible)).toBe(false);
   });
 });
 

@@ -173,6 +173,15 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
         expect((await stored(userId)).state.username).toBe(username);
       });
 
+      it('proto3 optional fields sent empty (user_id, username, url_template) are refused as GraphQL refuses them, not taken as absent', async () => {
+        expect(await rejectedCreate({ userId: '' }, 'user_id')).toBe('must not be empty');
+        expect(await rejectedCreate({ username: '' }, 'username')).toBe('must not be empty');
+        const sendCode = { case: 'sendCode' as const, value: { urlTemplate: '' } };
+        await rejectedCreate({ email: { email: `${tag('t')}@example.com`, verification: sendCode } }, 'email.send_code.url_template');
+        const userId = await newUser();
+        await refused('user', userId, 'send_code.url_template', () => grpc().users.setEmail({ userId, email: `${tag('t')}@example.com`, verification: sendCode }));
+      });
+
       it('AddHumanUser email.email and SetEmail email: 200 pass, 201 fail', async () => {
         const at200 = emailOf(200, tag('e'));
         expect(at200.length).toBeGreaterThan(200);

@@ -1,13 +1,7 @@
-// Building blocks for input rules: lengths in code points, "non-empty" meaning not blank.
+// Building blocks for input rules: lengths in code points, "non-empty" meaning not blank (nothing visible).
 import { z } from 'zod';
 import { base64ByteLength, isStandardBase64 } from '../model/base64.ts';
-
-const codePointLength = (s: string) => {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-};
-const blank = (s: string) => s.trim().length === 0;
+import { codePoints, isBlank as blank } from '../model/text.ts';
 
 /**
  * C0 and C1 controls and DEL, line and paragraph separators, and the bidi
@@ -30,7 +24,7 @@ export function text(max: number, { required = false, name = false }: TextOption
   let schema = z
     .string()
     .refine((s) => s.isWellFormed(), { message: 'must be well-formed Unicode (it holds a lone surrogate)', abort: true })
-    .refine((s) => codePointLength(s) <= max, { message: `must be at most ${max} characters` });
+    .refine((s) => codePoints(s) <= max, { message: `must be at most ${max} characters` });
   if (required) schema = schema.refine((s) => !blank(s), { message: 'must not be empty' });
   // A blank value is already 'must not be empty' (or allowed): one violation per field.
   if (name) schema = schema.refine((s) => blank(s) || !CONTROL.test(s), { message: 'must not contain control characters' });

@@ -6,6 +6,7 @@ import { isValidEmail } from '../model/email.ts';
 import { checkPolicy, classifyImportedHash } from '../model/passwords.ts';
 import { normalizePhone } from '../model/phone.ts';
 import { parseUrlTemplate } from '../model/url-template.ts';
+import { isBlank } from '../model/text.ts';
 import { base64Bytes, countGiven, gender, optionalText, text } from './rules.ts';
 
 const id = text(200, { required: true, name: true });
@@ -27,12 +28,14 @@ const profileFields = {
   gender: gender.nullish(),
 };
 
+// A blank one is already 'must not be empty': one violation per field.
 const urlTemplate = text(200, { required: true }).superRefine((t, ctx) => {
+  if (isBlank(t)) return;
   const parsed = parseUrlTemplate(t);
   if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
 });
 
-const email = text(200, { required: true }).refine(isValidEmail, { message: 'must be a valid email address' });
+const email = text(200, { required: true }).refine((e) => isBlank(e) || isValidEmail(e), { message: 'must be a valid email address' });
 
 const emailVerification = {
   sendCode: z.object({ urlTemplate: urlTemplate.nullish() }).nullish(),

@@ -30,7 +30,8 @@ const addHumanUserUnsupported = refuseUnsupported(AddHumanUserRequestSchema, ['t
 function emailVerification(v: SetEmailRequest['verification']) {
   switch (v.case) {
     case 'sendCode':
-      return { sendCode: { urlTemplate: opt(v.value.urlTemplate) } };
+      // proto3 `optional` (field presence): a url_template sent empty is refused, as GraphQL refuses it.
+      return { sendCode: { urlTemplate: v.value.urlTemplate } };
     case 'returnCode':
       return { returnCode: true };
     case 'isVerified':
@@ -45,8 +46,9 @@ function addHumanUserInput(req: AddHumanUserRequest) {
   const phone = req.phone;
   const password = req.passwordType;
   return {
-    userId: opt(req.userId),
-    username: opt(req.username),
+    // proto3 `optional`: absent is undefined, and a present "" is refused like GraphQL's (SPEC: non-empty).
+    userId: req.userId,
+    username: req.username,
     organisation: org?.case === 'orgId' ? { orgId: org.value } : org?.case === 'orgDomain' ? { orgDomain: org.value } : undefined,
     profile: req.profile && {
       firstName: req.profile.givenName,
