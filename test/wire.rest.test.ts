@@ -492,14 +492,15 @@ describe('REST errors as grpc-gateway writes them', () => {
     expect(violations(saml)).toEqual(['metadata_url', 'metadata_xml']);
   });
 
-  it('a method with a REST rule that the gateway does not implement: 501, code 12; a wrong verb on a known path: 501 "Method Not Allowed"', async () => {
+  it('a method with a REST rule that the gateway does not implement: 501, code 12; a wrong verb on a known path: 405 with code 12 "Method Not Allowed"', async () => {
     const getMyOrg = await call('GET', '/management/v1/orgs/me');
     expectError(getMyOrg, 501, 12);
     expect(getMyOrg.body.message).toContain('GetMyOrg');
     expectError(await call('DELETE', `/v2/users/${gw.adminId}`), 501, 12);
+    // grpc-gateway's routing error: HTTP 405, UNIMPLEMENTED's body.
     const wrongVerb = await call('PATCH', '/management/v1/users/1/profile', {});
-    expectError(wrongVerb, 501, 12);
-    expect(wrongVerb.body.message).toBe('Method Not Allowed');
+    expectError(wrongVerb, 405, 12);
+    expect(wrongVerb.body).toEqual({ code: 12, message: 'Method Not Allowed', details: [] });
   });
 
   it('a body over readMaxBytes: 413 with code 8 (RESOURCE_EXHAUSTED), declared or chunked; the server keeps serving', async () => {

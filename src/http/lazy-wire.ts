@@ -1,13 +1,14 @@
 // The wire API, loaded at its first request. Its descriptors (ZITADEL's four services and
 // every message they use) cost about 0.9 s of CPU and 25-90 MB to load, which held up every
 // start and weighed on gateways that serve GraphQL only. The first wire request waits for
-// the load (its body stays unread meanwhile); later ones find it loaded. Until then the
-// wire's paths are matched by their shape, a superset: a path of that shape the wire does
-// not serve is answered by the wire as not found, instead of by GraphQL's 404.
+// the load (its body stays unread meanwhile); later ones find it loaded. The wire's paths are
+// matched by their shape, a superset, before the load and after it alike (the loaded route
+// matches the same shapes): a path of that shape the wire does not serve is answered by the
+// wire as not found (grpc-gateway's 404, code 5), never by GraphQL's 404.
 import type { WireRoute } from './index.ts';
 
 export interface LazyWire {
-  /** Paths the wire may serve: a superset, until the wire is loaded and matches exactly. */
+  /** Paths the wire may serve: a superset of them, which the loaded wire's route matches too (so the answer does not depend on the load). */
   mayMatch(path: string): boolean;
   protocolOf(contentType: string | undefined, path: string): string;
   cors: WireRoute['cors'];

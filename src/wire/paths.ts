@@ -6,7 +6,11 @@ import type { CorsSpec } from '../http/cors.ts';
 /** RPC paths (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`) and REST ones (`/v2/users/…`). */
 const MAY_BE_WIRE = ['/zitadel.', '/grpc.', '/auth/v1/', '/management/v1/', '/v2/'];
 
-/** True for every path the wire serves, and for a few more of its shape (answered by the wire as not found). */
+/**
+ * True for every path the wire serves, and for the others of its shape (answered by the wire as
+ * not found: grpc-gateway's 404, code 5), before and after the wire is loaded. /graphql,
+ * /health, /ready, /metrics and GraphiQL are not of this shape.
+ */
 export const mayBeWirePath = (path: string): boolean => MAY_BE_WIRE.some((p) => path.startsWith(p));
 
 const isRpcShaped = (path: string) => path.startsWith('/zitadel.') || path.startsWith('/grpc.');

@@ -1,7 +1,8 @@
 // Errors on the REST paths as grpc-gateway writes them: a JSON body {code, message, details}
 // with each detail as a google.protobuf.Any in JSON ({"@type": "type.googleapis.com/…", …}),
 // and the HTTP status of grpc-gateway's table (runtime.HTTPStatusFromCode; FAILED_PRECONDITION
-// is 400 there). One exception: a body over the cap is 413 (see bodyTooLarge).
+// is 400 there). Two exceptions: a body over the cap is 413 (see bodyTooLarge), and a path
+// served with another HTTP method is 405, as grpc-gateway's routing error (methodNotAllowed).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { create, createRegistry, isMessage, toJson, type JsonValue, type Registry } from '@bufbuild/protobuf';
@@ -51,8 +52,26 @@ export function markTooLarge(error: ConnectError): ConnectError {
   return error;
 }
 
-/** The HTTP status of an error: grpc-gateway's per code, 413 for bodyTooLarge. */
-export const restStatusOf = (error: ConnectError): number => (tooLarge.has(error) ? 413 : (HTTP_STATUS_OF_CODE[error.code] ?? 500));
+/** Errors answered with an HTTP status of their own, not their code's (grpc-gateway's runtime.HTTPStatusError). */
+const ownStatus = new WeakMap<ConnectError, number>();
+
+/**
+ * grpc-gateway's routing error for a path that has rules, none of them for this HTTP method:
+ * HTTP 405 with the body of UNIMPLEMENTED (code 12, "Method Not Allowed"), as its
+ * DefaultRoutingErrorHandler answers through runtime.HTTPStatusError.
+ */
+export function methodNotAllowed(): ConnectError {
+  const error = new ConnectError('Method Not Allowed', Code.Unimplemented);
+  ownStatus.set(error, 405);
+  return error;
+}
+
+/** grpc-gateway's routing error for a path no rule matches: 404, NOT_FOUND "Not Found". */
+export const routeNotFound = (): ConnectError => new ConnectError('Not Found', Code.NotFound);
+
+/** The HTTP status of an error: grpc-gateway's per code, 413 for bodyTooLarge, 405 for methodNotAllowed. */
+export const restStatusOf = (error: ConnectError): number =>
+  tooLarge.has(error) ? 413 : (ownStatus.get(error) ?? HTTP_STATUS_OF_CODE[error.code] ?? 500);
 
 const typeUrl = (typeName: string) => `type.googleapis.com/${typeName}`;
 

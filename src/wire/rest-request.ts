@@ -122,18 +122,42 @@ function setJson(root: JsonObject, fields: DescField[], texts: string[], append:
 }
 
 /**
- * The input message from the body's JSON object (changed in place), the query string and the
- * path variables' values (in the template's order); INVALID_ARGUMENT when it does not fit.
+ * Most query parameters a request may have (counting repeats and unknown names): more is
+ * INVALID_ARGUMENT. grpc-gateway has no such limit; here it bounds the work an untrusted query
+ * string costs, far above what any method's fields call for.
  */
-export function requestMessage(route: Route, values: string[], query: URLSearchParams, json: JsonObject, registry: Registry): Message {
+export const MAX_QUERY_PARAMS = 1000;
+
+/**
+ * The query string's values per parameter name, in their order; work linear in its length.
+ * INVALID_ARGUMENT for more than MAX_QUERY_PARAMS parameters.
+ */
+export function queryValues(query: string): Map<string, string[]> {
+  const params = new URLSearchParams(query);
+  if (params.size > MAX_QUERY_PARAMS)
+    throw new ConnectError(`too many query parameters: ${params.size}, at most ${MAX_QUERY_PARAMS}`, Code.InvalidArgument);
+  const byKey = new Map<string, string[]>();
+  for (const [key, value] of params) {
+    const texts = byKey.get(key);
+    if (texts) texts.push(value);
+    else byKey.set(key, [value]);
+  }
+  return byKey;
+}
+
+/**
+ * The input message from the body's JSON object (changed in place), the query string (without
+ * its "?"; read only for rules without body "*") and the path variables' values (in the
+ * template's order); INVALID_ARGUMENT when it does not fit.
+ */
+export function requestMessage(route: Route, values: string[], query: string, json: JsonObject, registry: Registry): Message {
   const { method } = route;
+  // Without body "*", the fields not bound by the path or the body come from the query string.
+  const byKey = route.rule.body !== '*' ? queryValues(query) : undefined;
   try {
-    // Without body "*", the fields not bound by the path or the body come from the query string.
-    if (route.rule.body !== '*') {
+    if (byKey) {
       const bound = new Set(route.template.variables.map((v) => v.fields.map((f) => f.name).join('.')));
       if (route.bodyField) bound.add(route.bodyField.name);
-      const byKey = new Map<string, string[]>();
-      for (const [key, value] of query) byKey.set(key, [...(byKey.get(key) ?? []), value]);
       for (const [key, texts] of byKey) {
         const fields = resolveFieldPath(method.input, key, true);
         if (!fields) continue; // grpc-gateway ignores unknown query parameters

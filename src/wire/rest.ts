@@ -23,7 +23,7 @@ import type { Logger } from '../log.ts';
 import { BadRequestSchema } from './bad-request.ts';
 import { requestStateKey } from './context.ts';
 import { codeName, toConnectError } from './errors.ts';
-import { restErrorWriter, writeJson } from './rest-errors.ts';
+import { methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';
 import { jsonOfBody, readBody, requestMessage, type JsonObject } from './rest-request.ts';
 import { routeTable, type RestService } from './rest-rules.ts';
 
@@ -98,15 +98,15 @@ export function createRestHandler(services: RestService[], options: RestOptions)
     const target = req.url ?? '/';
     const q = target.indexOf('?');
     const path = q < 0 ? target : target.slice(0, q);
-    const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
+    const query = q < 0 ? '' : target.slice(q + 1);
     const authority = req.headers[':authority'] ?? req.headers.host ?? 'localhost';
     const verb = (req.method ?? 'GET').toUpperCase();
     const found = table.find(verb, path);
     if (!found) {
-      // grpc-gateway's routing errors: another method on this path is 405 -> UNIMPLEMENTED (501), else NOT_FOUND.
+      // grpc-gateway's routing errors: another method on this path is 405 with UNIMPLEMENTED's body, else 404 NOT_FOUND.
       req.resume();
       const other = table.find(undefined, path);
-      const error = other ? new ConnectError('Method Not Allowed', Code.Unimplemented) : new ConnectError('Not Found', Code.NotFound);
+      const error = other ? methodNotAllowed() : routeNotFound();
       state?.errorCodes.push(codeName(error));
       return writeError(req, res, error);
     }
