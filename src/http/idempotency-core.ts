@@ -10,6 +10,12 @@
 //   waitMs, then FAILED_PRECONDITION "still in progress").
 // - Answers that a retry could change are not kept: the transport says which (finish()
 //   without an answer); the key is released and a retry runs the mutation.
+// - Neither are answers over maxAnswerBytes (MAX_KEPT_ANSWER_BYTES, 64 KiB of JSON; a usual
+//   answer is under 1 KB): the key is released the same way, so a retry runs again. This
+//   bounds what one request can leave in the store (memory or Redis) for ttlSeconds.
+// - The in-memory store (without Redis) holds at most maxBytes (MEMORY_STORE_MAX_BYTES,
+//   64 MiB) and drops the least recently used records beyond: a retry whose record was
+//   dropped runs again.
 // - Without a caller there is nothing to scope the key to: the header is ignored (every
 //   mutation answers UNAUTHENTICATED anyway). Neither do queries use it; a malformed key is
 //   INVALID_ARGUMENT before that question is asked.
@@ -42,31 +48,76 @@ export interface IdempotencyStore {
   close(): Promise<void>;
 }
 
-export function createMemoryIdempotencyStore(now: () => number = Date.now): IdempotencyStore {
-  const records = new Map<string, { record: IdempotencyRecord; expiresAt: number }>();
+/** What the in-memory store holds at most by default: 64 MiB (about a thousand answers at the size bound). */
+export const MEMORY_STORE_MAX_BYTES = 64 * 1024 * 1024;
+/** What a record costs beyond its strings (the map entry, the objects); a rough figure on purpose. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+export interface MemoryIdempotencyStoreOptions {
+  now?: () => number;
+  /** Bytes of records kept at most (their strings, all ASCII, plus a fixed overhead each). */
+  maxBytes?: number;
+}
+
+/**
+ * The store without Redis: a map in insertion order that is also its recency order (a record
+ * read or written moves to the end), trimmed from the front, least recently used first,
+ * whenever the records' bytes exceed maxBytes. A record too large for the whole bound is not
+ * kept (complete() then drops the claim, as release() would).
+ */
+export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOptions = {}): IdempotencyStore & { readonly bytes: number } {
+  const { now = Date.now, maxBytes = MEMORY_STORE_MAX_BYTES } = options;
+  const records = new Map<string, { record: IdempotencyRecord; expiresAt: number; bytes: number }>();
+  let bytes = 0;
   let calls = 0;
+  const drop = (key: string) => {
+    const entry = records.get(key);
+    if (!entry) return;
+    records.delete(key);
+    bytes -= entry.bytes;
+  };
+  /** Puts the record last (most recently used), then trims the oldest ones past maxBytes. */
+  const put = (key: string, record: IdempotencyRecord, expiresAt: number) => {
+    drop(key);
+    const size = ENTRY_OVERHEAD_BYTES + key.length + record.fingerprint.length + record.owner.length + (record.answer?.length ?? 0);
+    if (size > maxBytes) return;
+    records.set(key, { record, expiresAt, bytes: size });
+    bytes += size;
+    for (const oldest of records.keys()) {
+      if (bytes <= maxBytes) break;
+      drop(oldest);
+    }
+  };
   const live = (key: string) => {
     const entry = records.get(key);
-    if (entry && entry.expiresAt <= now()) records.delete(key);
+    if (entry && entry.expiresAt <= now()) drop(key);
     return records.get(key);
   };
   return {
+    get bytes() {
+      return bytes;
+    },
     async claim(key, record, lockMs) {
-      if (++calls % 1000 === 0) for (const [k, e] of records) if (e.expiresAt <= now()) records.delete(k);
+      if (++calls % 1000 === 0) for (const [k, e] of records) if (e.expiresAt <= now()) drop(k);
       const existing = live(key);
-      if (existing) return { ...existing.record };
-      records.set(key, { record: { ...record }, expiresAt: now() + lockMs });
+      if (existing) {
+        records.delete(key); // used: to the end of the recency order
+        records.set(key, existing);
+        return { ...existing.record };
+      }
+      put(key, { ...record }, now() + lockMs);
       return null;
     },
     async complete(key, owner, answer, ttlMs) {
       const entry = live(key);
-      if (entry && entry.record.owner === owner) records.set(key, { record: { ...entry.record, answer }, expiresAt: now() + ttlMs });
+      if (entry && entry.record.owner === owner) put(key, { ...entry.record, answer }, now() + ttlMs);
     },
     async release(key, owner) {
-      if (live(key)?.record.owner === owner) records.delete(key);
+      if (live(key)?.record.owner === owner) drop(key);
     },
     async close() {
       records.clear();
+      bytes = 0;
     },
   };
 }
@@ -140,9 +191,14 @@ export interface IdempotencyOptions {
   waitMs?: number;
   /** How long a pending claim lives if its holder dies. */
   lockMs?: number;
+  /** Answers whose JSON is larger are not kept (finish() releases the key); MAX_KEPT_ANSWER_BYTES. */
+  maxAnswerBytes?: number;
   /** Counted once per keyed mutation (gateway_idempotency_total), whatever the transport. */
   onOutcome?: (outcome: IdempotencyOutcome) => void;
 }
+
+/** Answers kept at most: 64 KiB of JSON (a usual answer, Details and ids, is under 1 KB). */
+export const MAX_KEPT_ANSWER_BYTES = 64 * 1024;
 
 /** The Idempotency-Key header's rule: 1 to 255 visible ASCII characters. */
 export const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -168,7 +224,8 @@ export type IdempotencyClaim<A> =
   /**
    * The key is this request's: run it, then finish(answer) to keep the answer, or finish()
    * to release the key when the answer is not the final word (an outage, a crash, a rate
-   * limit). Never throws; counts 'stored' or 'not_stored'.
+   * limit). An answer over maxAnswerBytes is not kept either. Never throws; counts 'stored'
+   * or 'not_stored'.
    */
   | { kind: 'proceed'; finish(answer?: A): Promise<void> }
   /** The first answer, to send again marked as replayed (counted 'replayed'). */
@@ -177,6 +234,8 @@ export type IdempotencyClaim<A> =
   | { kind: 'invalid-key' | 'conflict' | 'in-progress' | 'unavailable'; error: AppError };
 
 export interface Idempotency {
+  /** Answers larger than this (bytes of their JSON) are not kept: a transport may skip them early. */
+  readonly maxAnswerBytes: number;
   /**
    * Claims (caller, key) for a request. `request` is called only for a valid key with a
    * caller: the request's fingerprint input (every part that makes it this request, in a
@@ -189,7 +248,7 @@ export interface Idempotency {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function createIdempotency(options: IdempotencyOptions): Idempotency {
-  const { store, secret, ttlSeconds, waitMs = 10_000, lockMs = 120_000 } = options;
+  const { store, secret, ttlSeconds, waitMs = 10_000, lockMs = 120_000, maxAnswerBytes = MAX_KEPT_ANSWER_BYTES } = options;
   const count = (outcome: IdempotencyOutcome) => options.onOutcome?.(outcome);
   const mac = (what: string, data: string) => createHmac('sha256', secret).update(`${what}\n${data}`).digest('base64url');
   // Keyed by the scope too (caller and Idempotency-Key, never stored): the request holds passwords,
@@ -198,10 +257,13 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
   const bodyMac = (scope: string, body: string) =>
     createHmac('sha256', Buffer.from(hkdfSync('sha256', secret, 'idempotency-body', scope, 32))).update(body).digest('base64url');
   const aeadKey = (scope: string) => Buffer.from(hkdfSync('sha256', secret, 'idempotency-answer', scope, 32));
-  const seal = (scope: string, answer: unknown) => {
+  /** The answer's JSON, sealed; null when it is over maxAnswerBytes (not kept). */
+  const seal = (scope: string, answer: unknown): string | null => {
+    const json = JSON.stringify(answer);
+    if (json.length > maxAnswerBytes || Buffer.byteLength(json, 'utf8') > maxAnswerBytes) return null;
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', aeadKey(scope), iv);
-    const data = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
+    const data = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
   };
   const open = <A>(scope: string, sealed: string): A => {
@@ -212,6 +274,7 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
   };
 
   return {
+    maxAnswerBytes,
     async begin<A>(caller: string | null | undefined, header: string | null | undefined, request: () => string | null): Promise<IdempotencyClaim<A>> {
       if (header === null || header === undefined || !caller) return { kind: 'ignore' };
       if (!KEY.test(header)) return { kind: 'invalid-key', error: invalid('Idempotency-Key', 'must be 1 to 255 visible ASCII characters') };
@@ -234,8 +297,11 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
                 if (finished) return;
                 finished = true;
                 try {
-                  if (answer !== undefined) {
-                    await store.complete(key, owner, seal(scope, answer), ttlSeconds * 1000);
+                  // Too large to keep: released like an answer that is not the final word,
+                  // so a duplicate waiting for it (and any retry) claims the key and runs.
+                  const sealed = answer === undefined ? null : seal(scope, answer);
+                  if (sealed !== null) {
+                    await store.complete(key, owner, sealed, ttlSeconds * 1000);
                     count('stored');
                   } else {
                     await store.release(key, owner);

@@ -3,10 +3,17 @@
 // Here: what a GraphQL request is (a POST whose operation is a mutation; its fingerprint is
 // the query, operation name and variables), what is kept (the HTTP answer as it went out: status,
 // content type, body), which answers are not kept (any 5xx or 429, and errors UNAVAILABLE,
-// INTERNAL or RESOURCE_EXHAUSTED), and a replay: the kept answer with `Idempotency-Replayed: true`.
+// INTERNAL or RESOURCE_EXHAUSTED, and any answer over the core's maxAnswerBytes), and a replay:
+// the kept answer with `Idempotency-Replayed: true`.
+//
+// Whether a request is a mutation is asked before armor's limits run (they run inside yoga's
+// parse, later): the query is parsed here under armor's own token limit, so a huge document
+// costs at most that many tokens; a document over the limit is not an idempotent mutation
+// (the key is ignored) and yoga answers it with armor's usual error.
 import { getOperationAST, parse, type GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { AppError } from '../errors.ts';
+import { armorLimits } from './armor.ts';
 import { canonical, type Idempotency } from './idempotency-core.ts';
 import { graphqlError } from './graphql-error.ts';
 import { stateOf } from './request-state.ts';
@@ -16,10 +23,13 @@ export {
   createIdempotency,
   createMemoryIdempotencyStore,
   createRedisIdempotencyStore,
+  MAX_KEPT_ANSWER_BYTES,
+  MEMORY_STORE_MAX_BYTES,
   type Idempotency,
   type IdempotencyOptions,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type MemoryIdempotencyStoreOptions,
 } from './idempotency-core.ts';
 
 /** An answer as it went out. */
@@ -34,10 +44,11 @@ const NOT_STORED_CODES = new Set(['UNAVAILABLE', 'INTERNAL', 'RESOURCE_EXHAUSTED
 function isMutation(query: unknown, operationName: unknown): boolean {
   if (typeof query !== 'string') return false;
   try {
-    const op = getOperationAST(parse(query), typeof operationName === 'string' ? operationName : undefined);
+    const document = parse(query, { maxTokens: armorLimits.maxTokens.n, noLocation: true });
+    const op = getOperationAST(document, typeof operationName === 'string' ? operationName : undefined);
     return op?.operation === 'mutation';
   } catch {
-    return false; // yoga answers the syntax error
+    return false; // yoga answers the syntax error (or armor the token limit)
   }
 }
 
@@ -96,12 +107,14 @@ export function useIdempotency(idempotency: Idempotency): Plugin {
       const finish = owners.get(request);
       if (!finish) return;
       owners.delete(request);
+      // Too large to keep (the core refuses it too): release the key without reading the body again.
+      if (Number(response.headers.get('content-length')) > idempotency.maxAnswerBytes) return finish();
       const answer: StoredAnswer = {
         status: response.status,
         contentType: response.headers.get('content-type') ?? 'application/json',
         body: await response.clone().text(),
       };
-      await finish(keepable(answer) ? answer : undefined);
+      await finish(answer.body.length <= idempotency.maxAnswerBytes && keepable(answer) ? answer : undefined);
     },
   };
 }

@@ -14,6 +14,10 @@ const SAMPLE: UrlTemplateValues = { userId: '100000000000000000', code: 'ABC123'
 
 type Parsed = { ok: true; parts: Part[] } | { ok: false; reason: string };
 
+/** Longest piece of the template quoted in a reason: reasons never echo unbounded input. */
+const QUOTED_MAX = 40;
+const clip = (s: string) => (s.length > QUOTED_MAX ? `${s.slice(0, QUOTED_MAX)}…` : s);
+
 function tokenize(t: string): Parsed {
   const parts: Part[] = [];
   let i = 0;
@@ -31,10 +35,10 @@ function tokenize(t: string): Parsed {
     if (end < 0 || (nested >= 0 && nested < end)) return { ok: false, reason: `unclosed "{{" at position ${open}` };
     const inner = t.slice(open + 2, end);
     const m = /^\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*$/.exec(inner);
-    if (!m) return { ok: false, reason: `unsupported action "{{${inner}}}"` };
+    if (!m) return { ok: false, reason: `unsupported action "{{${clip(inner)}}}"` };
     const name = m[1] ?? '';
     if (!Object.hasOwn(FIELDS, name)) {
-      return { ok: false, reason: `unknown placeholder "{{${inner}}}", allowed are {{.UserID}}, {{.Code}} and {{.OrgID}}` };
+      return { ok: false, reason: `unknown placeholder "{{${clip(inner)}}}", allowed are {{.UserID}}, {{.Code}} and {{.OrgID}}` };
     }
     parts.push({ field: name as Field });
     i = end + 2;
