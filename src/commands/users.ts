@@ -169,18 +169,20 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
 export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
   const { deps } = ctx;
   const self = input.userId === ctx.callerId;
-  // Self with isVerified: the permission in the caller's own organization.
+  const choice = codeChoice(input);
+  // The user itself may neither mark the address verified nor take the code that verifies it:
+  // both would skip proving that it owns the mailbox. That needs user.write in its organization.
+  const unproven = self && choice !== 'send';
   const ownOrg = { org: [orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
-  const caller = await authenticate(ctx, self && input.isVerified ? ownOrg : userReads(ctx, input.userId));
+  const caller = await authenticate(ctx, unproven ? ownOrg : userReads(ctx, input.userId));
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
-  if (self && input.isVerified) {
+  if (unproven) {
     const org = await load<Org>(ctx, 'org', user.resourceOwner);
     if (!org) throw permissionDenied();
     await requireIn(ctx, caller, org, 'user.write');
   }
   const email = input.email.trim();
   if (user.state.email.email === email) throw failedPrecondition('The email has not changed');
-  const choice = codeChoice(input);
   const code = choice === 'none' ? null : await deps.codes.issue(user.id, 'email', email);
   if (choice === 'none') await deps.codes.clear(user.id, 'email');
 
