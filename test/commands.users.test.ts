@@ -318,12 +318,32 @@ describe('addHumanUser', () => {
       { name: 'metadata: a value of 500001 bytes: INVALID_ARGUMENT', caller: U.managerA, input: base({ metadata: [{ key: 'k', value: Buffer.alloc(500_001, 1).toString('base64') }] }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadata.0.value'], message: /1 to 500000 bytes/ } } },
       { name: 'metadata: 21 entries: INVALID_ARGUMENT', caller: U.managerA, input: base({ metadata: Array.from({ length: 21 }, (_, i) => ({ key: `k${i}`, value: 'aGk=' })) }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadata'] } } },
       {
-        name: 'idpLinks to an IDP of the instance (any org): stored and claimed, user active', given: [...world, facts.idp('idp-b', ORG_B)], caller: U.managerA,
-        input: base({ idpLinks: [{ idpId: 'idp-b', userId: 'ext-1', userName: 'neo.ext' }] }),
-        then: { ...created(ORG_A, neo({ idpLinks: [{ idpId: 'idp-b', userId: 'ext-1', userName: 'neo.ext' }] })), result: async (_r, h) => {
+        name: 'idpLinks to an IDP of the user\'s organization: stored and claimed, user active', given: [...world, facts.idp('idp-a', ORG_A)], caller: U.managerA,
+        input: base({ idpLinks: [{ idpId: 'idp-a', userId: 'ext-1', userName: 'neo.ext' }] }),
+        then: { ...created(ORG_A, neo({ idpLinks: [{ idpId: 'idp-a', userId: 'ext-1', userName: 'neo.ext' }] })), result: async (_r, h) => {
           expect((await stateOf(h, 'id-1')).state).toBe('USER_STATE_ACTIVE');
-          expect(await h.store.lookup('idpLink:idp-b:ext-1')).toEqual({ aggregateType: 'user', aggregateId: 'id-1' });
+          expect(await h.store.lookup('idpLink:idp-a:ext-1')).toEqual({ aggregateType: 'user', aggregateId: 'id-1' });
         } },
+      },
+      {
+        name: 'idpLinks to an IDP of another organization: NOT_FOUND, as if unknown, and its external user stays free', given: [...world, facts.idp('idp-b', ORG_B)], caller: U.managerA,
+        input: base({ idpLinks: [{ idpId: 'idp-b', userId: 'ext-1', userName: 'neo.ext' }] }),
+        then: { error: { code: 'NOT_FOUND', message: /Identity provider idp-b not found/ }, after: async (h) => expect(await h.store.lookup('idpLink:idp-b:ext-1')).toBeNull() },
+      },
+      {
+        name: 'IAM_OWNER cannot lend another organization\'s IDP either: NOT_FOUND', given: [...world, facts.idp('idp-b', ORG_B)], caller: ADMIN,
+        input: base({ organisation: { orgId: ORG_A }, idpLinks: [{ idpId: 'idp-b', userId: 'ext-1', userName: 'neo.ext' }] }),
+        then: { error: { code: 'NOT_FOUND', message: /Identity provider idp-b/ } },
+      },
+      {
+        name: 'the same external user twice in one request: INVALID_ARGUMENT', given: [...world, facts.idp('idp-a', ORG_A)], caller: U.managerA,
+        input: base({ idpLinks: [{ idpId: 'idp-a', userId: 'ext-1', userName: 'e2' }, { idpId: 'idp-a', userId: 'ext-1', userName: 'e3' }] }),
+        then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.idpLinks.1.userId'], message: /duplicate link/ } },
+      },
+      {
+        name: 'one external id at two IDPs, or two external ids at one: both linked', given: [...world, facts.idp('idp-a', ORG_A), facts.idp('idp-a2', ORG_A)], caller: U.managerA,
+        input: base({ idpLinks: [{ idpId: 'idp-a', userId: 'ext-1', userName: 'n' }, { idpId: 'idp-a2', userId: 'ext-1', userName: 'n' }, { idpId: 'idp-a', userId: 'ext-2', userName: 'n' }] }),
+        then: created(ORG_A, neo({ idpLinks: [{ idpId: 'idp-a', userId: 'ext-1', userName: 'n' }, { idpId: 'idp-a2', userId: 'ext-1', userName: 'n' }, { idpId: 'idp-a', userId: 'ext-2', userName: 'n' }] })),
       },
       { name: 'idpLinks to an unknown IDP: NOT_FOUND', caller: U.managerA, input: base({ idpLinks: [{ idpId: 'idp-nope', userId: 'ext-1', userName: 'n' }] }), then: { error: { code: 'NOT_FOUND', message: /Identity provider idp-nope/ } } },
       {

@@ -115,6 +115,15 @@ export function userInputRules(config: Config) {
         idpLinks: z
           .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true, name: true }) }))
           .max(MAX_IDP_LINKS, { message: `give at most ${MAX_IDP_LINKS} idpLinks` })
+          .superRefine((links, ctx) => {
+            // One external user is one link (DESIGN.md: the pair belongs to one user), not two with other userNames.
+            const seen = new Set<string>();
+            links.forEach((l, i) => {
+              const pair = JSON.stringify([l.idpId, l.userId]);
+              if (seen.has(pair)) ctx.addIssue({ code: 'custom', path: [i, 'userId'], message: 'duplicate link of this identity provider user' });
+              seen.add(pair);
+            });
+          })
           .nullish(),
       })
       .superRefine((input, ctx) => {

@@ -103,8 +103,11 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
   const org = await resolveCreateOrg(ctx, caller, input.organisation);
   await requireIn(ctx, caller, org, 'user.write');
 
+  // An organization's identity provider serves its own users only (as in ZITADEL): one of
+  // another organization is NOT_FOUND, like an unknown one, so its id is not confirmed either.
   for (const idpId of idpIds) {
-    if (!(await load(ctx, 'idp', idpId))) throw notFound(`Identity provider ${idpId}`);
+    const idp = await load(ctx, 'idp', idpId);
+    if (!idp || (idp.resourceOwner !== org.id && idp.resourceOwner !== INSTANCE_ID)) throw notFound(`Identity provider ${idpId}`);
   }
   const userId = givenId ?? deps.newId();
   if (givenId && (await load(ctx, 'user', givenId))) throw alreadyExists(`User ${userId}`);
