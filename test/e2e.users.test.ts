@@ -187,14 +187,17 @@ function userSuite(name: string, env: () => Record<string, string>) {
       expect((await stored(user.userId)).state.email.isVerified).toBe(false);
     });
 
-    it('setEmail: the user itself may change its email but not mark it verified', async () => {
+    it('setEmail: the user itself may change its email but neither mark it verified nor take its code', async () => {
       const user = await addUser();
       const token = await gw.tokenFor(user.userId);
-      const own = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com`, returnCode: true } }, { token });
+      const own = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com` } }, { token });
       expect(own.errors).toBeUndefined();
+      expect(own.data!.setEmail.verificationCode).toBeNull();
       const before = (await stored(user.userId)).sequence;
       const verified = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com`, isVerified: true } }, { token });
       expect(onlyError(verified).extensions?.code).toBe('PERMISSION_DENIED');
+      const returned = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com`, returnCode: true } }, { token });
+      expect(onlyError(returned).extensions?.code).toBe('PERMISSION_DENIED');
       expect((await stored(user.userId)).sequence).toBe(before);
     });
 
