@@ -80,7 +80,7 @@ describe('the fact builders write what the commands write', () => {
 
   it('member: as addOrgMember writes it (membership on the user, then the grant)', async () => {
     const h = await given(world);
-    await addOrgMember(h.ctx({ caller: U.ownerA }), { userId: U.bob, roles: ['ORG_USER_MANAGER', 'ORG_OWNER'] });
+    await addOrgMember(h.ctx({ caller: ADMIN, orgHeader: ORG_A }), { userId: U.bob, roles: ['ORG_USER_MANAGER', 'ORG_OWNER'] });
     const ours = await given([...world, ...facts.member(ORG_A, U.bob, ['ORG_USER_MANAGER', 'ORG_OWNER'])]);
     expect(shape(await lastEvent(ours, 'user', U.bob))).toEqual(shape(await lastEvent(h, 'user', U.bob)));
     expect(shape(await lastEvent(ours, 'org', ORG_A))).toEqual(shape(await lastEvent(h, 'org', ORG_A)));
@@ -127,7 +127,7 @@ describe('the fact builders write what the commands write', () => {
 
   it('emailChanged and phoneChanged: as setEmail and updateHumanPhone write them', async () => {
     const h = await given(world);
-    await setEmail(h.ctx({ caller: U.alice }), { userId: U.alice, email: 'new@example.com', returnCode: true });
+    await setEmail(h.ctx({ caller: U.managerA }), { userId: U.alice, email: 'new@example.com', returnCode: true });
     await updateHumanPhone(h.ctx({ caller: U.managerA }), { userId: U.alice, phone: '+41797654321' });
     const ours = await given([...world, facts.emailChanged(U.alice, 'new@example.com'), facts.phoneChanged(U.alice, '+41797654321')]);
     expect((await ours.events('user', U.alice)).slice(-2).map(shape)).toEqual((await h.events('user', U.alice)).slice(-2).map(shape));

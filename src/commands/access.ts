@@ -88,10 +88,13 @@ export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapsh
   if (!(await can(ctx, caller, org, permission))) throw permissionDenied();
 }
 
+/** The permission from the caller's instance roles (IAM_OWNER), whatever the organization. */
+export async function canInstance(ctx: CommandContext, caller: Caller, permission: Permission): Promise<boolean> {
+  return hasPermission({ instanceRoles: await instanceRoles(ctx, caller.id), orgRoles: [] }, permission);
+}
+
 export async function requireInstance(ctx: CommandContext, caller: Caller, permission: Permission) {
-  if (!hasPermission({ instanceRoles: await instanceRoles(ctx, caller.id), orgRoles: [] }, permission)) {
-    throw permissionDenied();
-  }
+  if (!(await canInstance(ctx, caller, permission))) throw permissionDenied();
 }
 
 /** A user of the acting organization; one of another organization is NOT_FOUND there. */

@@ -6,7 +6,7 @@ import { INSTANCE_ID, orgEvent, rolesOf } from '../model/orgs.ts';
 import { userEvent, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import { z } from 'zod';
-import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
+import { actingOrg, authenticate, canInstance, permissionReads, requireIn, requireInstance } from './access.ts';
 import { detailsOf, load, type CommandContext, type Details } from './context.ts';
 import { text } from './rules.ts';
 import { write, type WriteOptions } from './runner.ts';
@@ -73,7 +73,10 @@ export const addOrgMember = command((c) => orgInputRules(c).addOrgMember, async 
   const org = await actingOrg(ctx, caller);
   await requireIn(ctx, caller, org, 'org.member.write');
   const user = await load<User>(ctx, 'user', input.userId);
-  if (!user) throw notFound('User');
+  // Another organization's user only from an instance administrator: roles held here shut
+  // that user's own administrators out of changing it (requireMayChange), which one
+  // organization must not do to another. NOT_FOUND, as for an unknown id.
+  if (!user || (user.resourceOwner !== org.id && !(await canInstance(ctx, caller, 'org.member.write')))) throw notFound('User');
   const roles = [...new Set(input.roles)].sort();
   if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
   const held = rolesOf(org.state, input.userId);
