@@ -192,6 +192,27 @@ describe('HTTP hardening (embedded stores)', () => {
     }
   });
 
+  it('a body of more than 10,000 JSON objects and arrays: INVALID_ARGUMENT before it is parsed, and nothing written', async () => {
+    // Containers: the body, variables, input, profile, email and the metadata list (6), then one per entry.
+    const bodyOf = (entries: number, userId: string) => {
+      const pad = ` #${'x'.repeat(70_000)}`; // a GraphQL comment: past the 64 KiB that are never scanned
+      const query = `mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }${pad}`;
+      return JSON.stringify({ query, variables: { input: { userId, profile, email: { email: `${unique('c')}@example.com` }, metadata: Array(entries).fill({}) } } });
+    };
+    const atLimit = await postRaw(gw.url, bodyOf(9_994, unique('at')), { ...auth(), 'content-type': 'application/json' });
+    expect(atLimit.status).toBe(400);
+    expect(atLimit.json.errors[0].message).toMatch(/^Variable "\$input" got an invalid value at "input\.metadata\[0\]"/);
+    for (const entries of [9_995, 4_000_000]) {
+      const userId = unique('over');
+      const res = await postRaw(gw.url, bodyOf(entries, userId), { ...auth(), 'content-type': 'application/json' });
+      expect(res.status).toBe(400);
+      const err = onlyError({ ...res, errors: res.json.errors } as any);
+      expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
+      expect(err.message).toBe('Invalid input: body: must hold at most 10000 JSON objects and arrays');
+      expect(await gw.gateway.deps.store.load('user', userId)).toBeNull();
+    }
+  });
+
   it('variables with thousands of bad list elements: at most 50 errors and one "error limit reached", without a token too', async () => {
     const query = 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
     const elements = 30_000; // a 60 KB body: under the limit of a request without a token

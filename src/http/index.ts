@@ -14,6 +14,7 @@ import type { Stores } from '../stores.ts';
 import { useArmor } from './armor.ts';
 import { createBodyBudget } from './body-budget.ts';
 import { maxRequestBodyBytes, useBodyMeter } from './body-limit.ts';
+import { useJsonContainerLimit } from './json-containers.ts';
 import { useJsonRequests } from './content-type.ts';
 import { useJsonDepthLimit } from './json-depth.ts';
 import { applyCors, corsOptions, type CorsSpec } from './cors.ts';
@@ -109,6 +110,7 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     // Then the one body format: application/graphql and other preflighted types get 415.
     useJsonRequests(),
     useArmor({ blockFieldSuggestions: !config.introspection }),
+    useJsonContainerLimit(),
     useBodyMeter(),
     useJsonDepthLimit(),
     useIdempotency(idempotency),

@@ -11,15 +11,25 @@ export const MAX_JSON_DEPTH = 32;
 
 /** The nesting depth of a parsed JSON value, counted without recursion, stopping past `limit`. */
 export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
+  if (value === null || typeof value !== 'object') return 0;
   let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [item, depth] = stack.pop()!;
-    if (item === null || typeof item !== 'object') continue;
-    const level = depth + 1;
+  // Containers only, each with its level in a parallel stack: a list of millions of scalars
+  // costs no allocation per element.
+  const items: object[] = [value];
+  const levels: number[] = [1];
+  while (items.length > 0) {
+    const item = items.pop()!;
+    const level = levels.pop()!;
     if (level > deepest) deepest = level;
     if (deepest > limit) return deepest;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, level]);
+    const children = Array.isArray(item) ? item : Object.values(item);
+    for (let i = 0; i < children.length; i++) {
+      const child: unknown = children[i];
+      if (child !== null && typeof child === 'object') {
+        items.push(child);
+        levels.push(level + 1);
+      }
+    }
   }
   return deepest;
 }
