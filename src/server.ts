@@ -25,6 +25,7 @@ import { openStores, type Stores } from './stores.ts';
 import { maxRequestBodyBytes } from './http/body-limit.ts';
 import { lazyWireRoute } from './http/lazy-wire.ts';
 import { useVariableCoercion } from './http/variable-coercion.ts';
+import { isSeveralMutations, usePartialMutationStatus } from './http/partial-mutation.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 
 export interface Gateway {
@@ -118,7 +119,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (state.authError) cmd.authError = state.authError;
       return { cmd, requestId: state.requestId };
     },
-    plugins: [errorClassification(logger), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit()],
+    plugins: [errorClassification(logger), usePartialMutationStatus(), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) })],
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.

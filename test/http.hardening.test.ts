@@ -192,6 +192,26 @@ describe('HTTP hardening (embedded stores)', () => {
     }
   });
 
+  it('several mutation fields stop at the first that fails: 200 when one before it was done (data null, the error names it), else its status', async () => {
+    const me = async () => (await gw.gateway.deps.store.load<any>('user', gw.adminId))!;
+    const profile = (name: string) => `{ firstName: "${name}", lastName: "Admin", displayName: "${name} Admin" }`;
+    const field = (key: string, name: string) => `${key}: updateMyProfile(input: ${profile(name)}) { details { sequence } }`;
+    const name = unique('Part');
+    // a is done; b changes nothing after it (FAILED_PRECONDITION); c does not run.
+    const partial = await gw.raw({ query: `mutation { ${field('a', name)} ${field('b', name)} ${field('c', `${name}C`)} }` });
+    expect(partial.status, partial.text).toBe(200);
+    expect(partial.data).toBeNull();
+    expect(partial.errors!.map((e: any) => [e.path, e.extensions.code])).toEqual([[['b'], 'FAILED_PRECONDITION']]);
+    expect((await me()).state.profile.firstName).toBe(name);
+
+    // The first field fails: nothing runs, the status is the failure's.
+    const before = (await me()).sequence;
+    const failed = await gw.raw({ query: `mutation { ${field('a', name)} ${field('b', `${name}B`)} }` });
+    expect(failed.status, failed.text).toBe(409);
+    expect(failed.errors!.map((e: any) => e.path)).toEqual([['a']]);
+    expect((await me()).sequence).toBe(before);
+  });
+
   it('a body of more than 10,000 JSON objects and arrays: INVALID_ARGUMENT before it is parsed, and nothing written', async () => {
     // Containers: the body, variables, input, profile, email and the metadata list (6), then one per entry.
     const bodyOf = (entries: number, userId: string) => {
