@@ -153,7 +153,7 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
       expect(otherMethod.code).toBe(Code.FailedPrecondition);
 
       const rest = await restProfile(userId, { firstName: 'Rest', lastName: 'Body' }, key);
-      expect(rest.status).toBe(400); // grpc-gateway's status of FAILED_PRECONDITION
+      expect(rest.status).toBe(409); // FAILED_PRECONDITION, as SPEC.md lists it
       expect(rest.body.code).toBe(Code.FailedPrecondition);
 
       expect(await sequenceOf(userId)).toBe(written);

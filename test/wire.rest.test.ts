@@ -444,7 +444,7 @@ describe('REST errors as grpc-gateway writes them', () => {
     expectError(await addUser({}, await gw.tokenFor(plain.userId)), 403, 7);
   });
 
-  it("NOT_FOUND (404, 5), ALREADY_EXISTS (409, 6), FAILED_PRECONDITION (400, 9), with ZITADEL's ErrorDetail", async () => {
+  it("NOT_FOUND (404, 5), ALREADY_EXISTS (409, 6), FAILED_PRECONDITION (409, 9: SPEC.md's \"409 precondition failed\"), with ZITADEL's ErrorDetail", async () => {
     const missing = await call('PUT', '/management/v1/users/999999999/profile', { firstName: 'A', lastName: 'B' });
     expectError(missing, 404, 5);
     const [detail] = missing.body.details.filter((d: any) => d['@type'] === ERROR_DETAIL);
@@ -461,7 +461,7 @@ describe('REST errors as grpc-gateway writes them', () => {
     const profile = { firstName: 'Same', lastName: 'Profile' };
     await ok('PUT', `/management/v1/users/${userId}/profile`, profile);
     const same = await call('PUT', `/management/v1/users/${userId}/profile`, profile);
-    expectError(same, 400, 9);
+    expectError(same, 409, 9);
     expect(same.body.details.map((d: any) => d['@type'])).toEqual([ERROR_DETAIL]);
   });
 
