@@ -282,6 +282,14 @@ describe('addHumanUser', () => {
       { name: 'a username with a control character: INVALID_ARGUMENT', caller: U.managerA, input: base({ username: 'neo\n' }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.username'] } } },
       { name: 'a userId taken by any user: ALREADY_EXISTS', caller: U.managerA, input: base({ userId: U.bob }), then: { error: { code: 'ALREADY_EXISTS', message: /User bob/ } } },
       { name: 'a username taken, another case: ALREADY_EXISTS', caller: U.managerA, input: base({ username: 'BOB' }), then: { error: { code: 'ALREADY_EXISTS', message: /username/ } } },
+      // One username however it is encoded: "José" with a composed é (U+00E9), with e + U+0301, in full-width letters.
+      ...[['José', 'Jose\u0301'], ['Jose\u0301', 'JOSÉ'], ['José', 'Ｊｏｓé']].map(([first, second]) => ({
+        name: `a username taken in another Unicode form (${JSON.stringify(first)} then ${JSON.stringify(second)}): ALREADY_EXISTS`,
+        caller: U.managerA,
+        arrange: async (h: Harness) => expect((await h.when((ctx) => addHumanUser(ctx, base({ username: first })), { caller: U.managerA })).ok).toBe(true),
+        input: base({ userId: 'second', username: second }),
+        then: { error: { code: 'ALREADY_EXISTS' as const, message: /username/ } },
+      })),
       {
         name: 'no username: the email is the username, and it must be free too',
         given: [...world, facts.human('taken', ORG_B, { username: 'neo@example.com' })],

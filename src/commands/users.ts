@@ -1,7 +1,7 @@
 // Use cases of the user aggregate: create, profile, email, phone, password, verification.
 import { alreadyExists, failedPrecondition, invalid, notFound, permissionDenied } from '../errors.ts';
 import { normalizePhone } from '../model/phone.ts';
-import { sameProfile, userEvent, type Profile, type User } from '../model/users.ts';
+import { humanUserClaims, sameProfile, userEvent, type Profile, type User } from '../model/users.ts';
 import { INSTANCE_ID, type Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, userReads, type Caller } from './access.ts';
@@ -143,10 +143,7 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
     idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
     u2fTokens: [],
   };
-  const claims = [
-    `username:${username.toLowerCase()}`,
-    ...user.idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`),
-  ];
+  const claims = humanUserClaims(user);
   const { snapshot } = await write(ctx, 'user', userId, (current) => {
     if (current) throw alreadyExists(`User ${userId}`);
     return { ...userEvent.added(user), resourceOwner: org.id, claims };

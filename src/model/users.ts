@@ -71,6 +71,16 @@ export const userEvents = {
 
 /** A new user as its first event carries it (the state name follows from it). */
 export type UserAdded = Omit<User, 'state'>;
+
+/**
+ * addHumanUser's uniqueness keys: the username folded as searches fold it (NFKC, lower case:
+ * "José" composed or decomposed, or in full-width letters, is one username), and each link of
+ * an identity provider's user.
+ */
+export const humanUserClaims = (user: Pick<UserAdded, 'username' | 'idpLinks'>): string[] => [
+  `username:${fold(user.username)}`,
+  ...user.idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`),
+];
 /** A registration started: the challenge and where it may be answered from, until expiresAt (ISO). */
 export type U2FAdded = { id: string; challenge: string; rpId: string; origins: string[]; expiresAt: string };
 /** A registration verified: the credential (id and COSE public key base64url), its counter and transports. */

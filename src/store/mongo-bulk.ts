@@ -28,7 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoClient, ObjectId, type Collection, type Db, type Document } from 'mongodb';
 import { reducers } from '../model/reducers.ts';
-import { userEvents, userSearchFields, type User, type UserAdded } from '../model/users.ts';
+import { humanUserClaims, userEvents, userSearchFields, type User, type UserAdded } from '../model/users.ts';
 import { eventSequenceIndex, mongoConcerns, stateCollections } from './mongo-shard-keys.ts';
 import { SEARCH_FIELD } from './mongo-user-search.ts';
 import { ConcurrencyError, ConstraintError, type Snapshot, type StoredEvent } from './port.ts';
@@ -42,7 +42,7 @@ export interface BulkUser {
   orgId: string;
   /** The user.added payload (userEvent.added). */
   user: UserAdded;
-  /** Uniqueness keys; default addHumanUser's: `username:<lowercased>` and `idpLink:<idpId>:<userId>` per link. */
+  /** Uniqueness keys; default addHumanUser's (humanUserClaims): `username:<folded>` and `idpLink:<idpId>:<userId>` per link. */
   claims?: string[];
   /** The event's time, so the user's creationDate and changeDate; default: when its batch is written. */
   createdAt?: Date;
@@ -65,12 +65,6 @@ export interface MongoBulkLoaded {
   /** What the store's load answers for each user, in the order given. */
   snapshots: Snapshot<User>[];
 }
-
-/** addHumanUser's uniqueness keys for a user (src/commands/users.ts). */
-export const humanUserClaims = (user: UserAdded): string[] => [
-  `username:${user.username.toLowerCase()}`,
-  ...user.idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`),
-];
 
 interface Written {
   collection: Collection<Document>;

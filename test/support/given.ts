@@ -153,7 +153,7 @@ export const facts = {
         idpLinks,
         u2fTokens: [],
       },
-      claims: [`username:${username.toLowerCase()}`, ...idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`)],
+      claims: [`username:${username.normalize('NFKC').toLowerCase()}`, ...idpLinks.map((l) => `idpLink:${l.idpId}:${l.userId}`)],
     };
   },
 
