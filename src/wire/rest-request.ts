@@ -8,6 +8,7 @@ import { fromJson, ScalarType, type DescField, type JsonValue, type Message, typ
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AppError } from '../errors.ts';
 import type { RequestState } from '../http/request-state.ts';
+import { jsonBodyRefusal } from './request-limits.ts';
 import { bodyTooLarge } from './rest-errors.ts';
 import { resolveFieldPath, type Route } from './rest-rules.ts';
 
@@ -72,16 +73,23 @@ export function readBody(req: NodeRequest, max: number, meter?: RequestState['me
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** The body as the JSON object of the input message (under the body field's name for `body: "<field>"`); INVALID_ARGUMENT when it is not. */
+/**
+ * The body as the JSON object of the input message (under the body field's name for `body:
+ * "<field>"`); INVALID_ARGUMENT when it is not, or when it holds more objects and arrays than
+ * any request needs (counted before JSON.parse builds them: request-limits.ts).
+ */
 export function jsonOfBody(route: Route, bytes: Buffer): JsonObject {
   try {
     const text = utf8.decode(bytes).trim();
     if (text === '') return {};
+    const refusal = jsonBodyRefusal(text);
+    if (refusal) throw refusal;
     const parsed: unknown = JSON.parse(text);
     if (route.bodyField) return { [route.bodyField.jsonName]: parsed };
     if (isPlainObject(parsed)) return parsed;
     throw new Error(`the body must be a JSON object for ${route.method.input.typeName}`);
   } catch (err) {
+    if (err instanceof ConnectError) throw err;
     // Not the parser's own text: V8 quotes the body in it.
     const position = /position (\d+)/.exec((err as Error).message)?.[1];
     throw new ConnectError(

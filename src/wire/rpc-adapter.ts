@@ -3,7 +3,10 @@
 // (every gRPC call: HTTP/2 sends no Content-Length) passes each chunk through the edge's
 // meter before the router reads it, so it counts in the body budgets as it arrives. gRPC-web
 // text (application/grpc-web-text), which connect does not serve, is rewritten into binary
-// gRPC-web before the router and its answer back into text after (grpc-web-text.ts).
+// gRPC-web before the router and its answer back into text after (grpc-web-text.ts). A request
+// message that would decode into far more objects than any legal one holds is refused before
+// it is decoded (request-limits.ts): JSON by the router's text decoder, binary by a scan of
+// the body on its way to the router and of what the method's Compression objects decompress.
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { ServerResponse } from 'node:http';
@@ -13,6 +16,7 @@ import type { Logger } from '../log.ts';
 import { toConnectError } from './errors.ts';
 import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
 import type { NodeHandler } from './index.ts';
+import { guardedRouter, scanBinaryRequest } from './request-limits.ts';
 
 export interface RpcAdapterOptions extends ConnectRouterOptions {
   routes(router: ConnectRouter): void;
@@ -33,7 +37,7 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   const { routes, contextValues, logger, ...routerOptions } = options;
   // connect's default when none is given.
   const readMaxBytes = routerOptions.readMaxBytes ?? 0xffffffff;
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...routerOptions });
+  const router = guardedRouter(createConnectRouter, { acceptCompression: [compressionGzip, compressionBrotli], ...routerOptions });
   routes(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
   return (req, res, state) => {
@@ -50,6 +54,7 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     // Metered above as it arrives (the text), decoded here for the router.
     const text = isGrpcWebText(uReq.header.get('content-type'));
     if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
+    uReq = scanBinaryRequest(uReq, handler.method.input, readMaxBytes);
     handler(uReq)
       .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
       .catch((reason: unknown) => {
