@@ -69,7 +69,10 @@ async function seedOne(store: EventStore, i: number): Promise<Model> {
   // Ids that do not follow the usernames' order, so the tie-breaker shows.
   const id = `id-${String((i * 37) % 101).padStart(3, '0')}`;
   const options = humanOptions(i, username);
-  let snap = await appendFact(store, facts.human(id, i % 3 === 2 ? ORG_B : ORG_A, options), null);
+  // Claimed as before usernames were folded (lower case only), so 'ﬁle' and 'file' can both be
+  // stored, as by an earlier version: a search must still find both.
+  const fact = { ...facts.human(id, i % 3 === 2 ? ORG_B : ORG_A, options), claims: [`username:${username.toLowerCase()}`] };
+  let snap = await appendFact(store, fact, null);
   if (i % 5 === 0) {
     const profile = profileOf(id, { ...options.profile, firstName: `Renamed${i}`, lastName: 'Changed' });
     snap = await appendFact(store, { aggregateType: 'user', aggregateId: id, type: userEvents.profileChanged, payload: { profile } }, snap);
