@@ -230,6 +230,12 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         const there = (await admin.mgmt.getUserByID({ id: elsewhere }, { headers: { 'x-zitadel-orgid': other.organizationId } })).user!;
         expect(there.details!.resourceOwner).toBe(other.organizationId);
         expect((await failure(admin.mgmt.getUserByID({ id: elsewhere }))).code).toBe(Code.NotFound);
+        // Both headers, naming two organizations: which one was meant cannot be told. The same one twice is fine.
+        const both = await failure(admin.mgmt.getUserByID({ id: elsewhere }, { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': gw.defaultOrgId } }));
+        expect(both.code).toBe(Code.InvalidArgument);
+        expect(both.rawMessage).toMatch(/x-zitadel-orgid: names another organization than x-service-orgid/);
+        const same = (await admin.mgmt.getUserByID({ id: elsewhere }, { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': other.organizationId } })).user!;
+        expect(same.details!.resourceOwner).toBe(other.organizationId);
         // A plain user (no role anywhere) may not add users.
         const { userId: plainId } = await addUser(admin);
         const plain = clients(kind, await gw.tokenFor(plainId));

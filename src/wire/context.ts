@@ -9,6 +9,7 @@ import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
+import { invalid } from '../errors.ts';
 
 export interface WireDeps {
   deps: Deps;
@@ -24,13 +25,17 @@ export const requestStateKey = createContextKey<RequestState | undefined>(undefi
 /**
  * Authorization: Bearer checked with the gateway's TokenVerifier (by the edge already, when
  * it passed the request on); the organization header is x-service-orgid (SPEC.md) or
- * x-zitadel-orgid (ZITADEL's clients), the first one given.
+ * x-zitadel-orgid (ZITADEL's clients). Both, naming two organizations, is INVALID_ARGUMENT:
+ * which one the client (or a proxy that added one) meant cannot be told.
  */
 export async function commandContext(wire: WireDeps, headers: Headers, state?: RequestState): Promise<CommandContext> {
+  const service = headers.get('x-service-orgid');
+  const zitadel = headers.get('x-zitadel-orgid');
+  if (service && zitadel && service !== zitadel) throw invalid('x-zitadel-orgid', 'names another organization than x-service-orgid: send one of them');
   const ctx: CommandContext = {
     deps: wire.deps,
     callerId: null,
-    orgHeader: headers.get('x-service-orgid') || headers.get('x-zitadel-orgid') || null,
+    orgHeader: service || zitadel || null,
   };
   if (state?.authChecked) {
     ctx.callerId = state.caller;
