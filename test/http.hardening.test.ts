@@ -210,6 +210,11 @@ describe('HTTP hardening (embedded stores)', () => {
     expect(failed.status, failed.text).toBe(409);
     expect(failed.errors!.map((e: any) => e.path)).toEqual([['a']]);
     expect((await me()).sequence).toBe(before);
+
+    // Variables that do not coerce stop everything before the first field: the status is theirs.
+    const badVariables = await gw.raw({ query: `mutation($i: UpdateMyProfileInput!) { ${field('a', `${name}V`)} b: updateMyProfile(input: $i) { details { sequence } } }`, variables: { i: { firstName: 1 } } });
+    expect(badVariables.status, badVariables.text).toBe(400);
+    expect((await me()).sequence).toBe(before);
   });
 
   it('a body of more than 10,000 JSON objects and arrays: INVALID_ARGUMENT before it is parsed, and nothing written', async () => {

@@ -24,19 +24,23 @@ export function usePartialMutationStatus(): Plugin {
       const operation = getOperationAST(args.document, args.operationName);
       if (!severalMutations(operation)) return;
       const request = (args.contextValue as { request?: Request }).request;
-      const keys = operation.selectionSet.selections.map((s) => (s.kind === 'Field' ? (s.alias ?? s.name).value : ''));
-      if (request) rootKeys.set(request, keys);
+      const fields = operation.selectionSet.selections.filter((s) => s.kind === 'Field');
+      // Root fragments hide which fields run in what order: their answer keeps its status.
+      if (request && fields.length === operation.selectionSet.selections.length) rootKeys.set(request, fields.map((f) => (f.alias ?? f.name).value));
     },
     onResultProcess({ request, result, setResult }) {
       const keys = rootKeys.get(request);
       if (!keys || Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors?.length) return;
-      const failed = (result.errors as GraphQLError[]).map((e) => keys.indexOf(String(e.path?.[0] ?? ''))).filter((i) => i >= 0);
-      if (failed.length === 0 || Math.min(...failed) === 0) return;
-      const errors = (result.errors as GraphQLError[]).map((e) => {
+      // An error without a path (variables, validation) came before any field ran.
+      const errors = result.errors as GraphQLError[];
+      if (errors.some((e) => !e.path?.length)) return;
+      const first = Math.min(...errors.map((e) => keys.indexOf(String(e.path![0]))));
+      if (first <= 0) return;
+      const withoutStatus = errors.map((e) => {
         const { http: _status, ...extensions } = e.extensions ?? {};
         return new GraphQLError(e.message, { nodes: e.nodes, positions: e.positions, path: e.path, originalError: e.originalError, extensions });
       });
-      setResult({ ...result, errors } as typeof result);
+      setResult({ ...result, errors: withoutStatus } as typeof result);
     },
   };
 }
