@@ -28,6 +28,18 @@ const profileFields = {
   gender: gender.nullish(),
 };
 
+/** A violation at [i, field] of each item whose key an earlier item has. */
+function noDuplicates<T>(keyOf: (item: T) => string, field: string, message: string) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const seen = new Set<string>();
+    items.forEach((item, i) => {
+      const key = keyOf(item);
+      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i, field], message });
+      seen.add(key);
+    });
+  };
+}
+
 // A blank one is already 'must not be empty': one violation per field.
 const urlTemplate = text(200, { required: true }).superRefine((t, ctx) => {
   if (isBlank(t)) return;
@@ -93,13 +105,7 @@ export function userInputRules(config: Config) {
         metadata: z
           .array(z.object({ key: text(200, { required: true }), value: base64Bytes(500_000) }))
           .max(MAX_METADATA_ENTRIES, { message: `give at most ${MAX_METADATA_ENTRIES} metadata entries` })
-          .superRefine((items, ctx) => {
-            const seen = new Set<string>();
-            items.forEach((m, i) => {
-              if (seen.has(m.key)) ctx.addIssue({ code: 'custom', path: [i, 'key'], message: 'duplicate metadata key' });
-              seen.add(m.key);
-            });
-          })
+          .superRefine(noDuplicates((m) => m.key, 'key', 'duplicate metadata key'))
           .nullish(),
         password: z
           .object({ password: text(200, { required: true }).superRefine(policy), changeRequired: z.boolean().nullish() })
@@ -115,15 +121,8 @@ export function userInputRules(config: Config) {
         idpLinks: z
           .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true, name: true }) }))
           .max(MAX_IDP_LINKS, { message: `give at most ${MAX_IDP_LINKS} idpLinks` })
-          .superRefine((links, ctx) => {
-            // One external user is one link (DESIGN.md: the pair belongs to one user), not two with other userNames.
-            const seen = new Set<string>();
-            links.forEach((l, i) => {
-              const pair = JSON.stringify([l.idpId, l.userId]);
-              if (seen.has(pair)) ctx.addIssue({ code: 'custom', path: [i, 'userId'], message: 'duplicate link of this identity provider user' });
-              seen.add(pair);
-            });
-          })
+          // One external user is one link (DESIGN.md: the pair belongs to one user), not two with other userNames.
+          .superRefine(noDuplicates((l) => JSON.stringify([l.idpId, l.userId]), 'userId', 'duplicate link of this identity provider user'))
           .nullish(),
       })
       .superRefine((input, ctx) => {
