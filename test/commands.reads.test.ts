@@ -49,7 +49,9 @@ describe('user', () => {
     { name: 'ORG_USER_MANAGER reads a user of its org', caller: U.managerA, input: U.alice, then: returns(U.alice) },
     { name: 'any role in the org is enough (ORG_SETTINGS_MANAGER)', caller: U.settingsA, input: U.alice, then: returns(U.alice) },
     { name: 'a user without role reads a colleague: PERMISSION_DENIED', caller: U.alice, input: U.peerA, then: denied },
-    { name: 'a user without role reads an unknown id: null (not PERMISSION_DENIED)', caller: U.alice, input: 'ghost', then: returns(null) },
+    // The same answer for an id of its org, an unknown one and one of another org: no probing which exist.
+    { name: 'a user without role reads an unknown id: PERMISSION_DENIED, as for a colleague', caller: U.alice, input: 'ghost', then: denied },
+    { name: 'a user without role reads a user of another org: PERMISSION_DENIED, as for a colleague', caller: U.alice, input: U.bob, then: denied },
     { name: 'a user of another org, acting in the caller\'s: null', caller: U.managerA, input: U.bob, then: returns(null) },
     { name: 'x-service-orgid of an org where the caller holds no role: PERMISSION_DENIED', caller: U.managerA, orgHeader: ORG_B, input: U.bob, then: denied },
     { name: 'x-service-orgid of an org where the caller holds a role', caller: U.helperB, orgHeader: ORG_B, input: U.bob, then: returns(U.bob, ORG_B) },

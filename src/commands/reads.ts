@@ -21,8 +21,10 @@ export async function user(ctx: CommandContext, id: string): Promise<Snapshot<Us
   const caller = await authenticate(ctx, own ? {} : { ...permissionReads(ctx), user: [id] });
   if (id === caller.id && !ctx.orgHeader) return caller.user;
   const org: Snapshot<Org> = await actingOrg(ctx, caller);
+  // The permission before the target: a caller without it gets the same answer whether the id
+  // exists in the organization or not, so it cannot probe which ids do.
+  if (id !== caller.id && !(await mayRead(ctx, caller, org))) throw permissionDenied();
   const target = id === caller.id ? caller.user : await load<User>(ctx, 'user', id);
   if (!target || target.resourceOwner !== org.id) return null;
-  if (id !== caller.id && !(await mayRead(ctx, caller, org))) throw permissionDenied();
   return target;
 }
