@@ -136,6 +136,20 @@ function subgraphSuite(name: string, env: () => Record<string, string>) {
       console.log(`store calls for 5 User representations: ${spy.calls.map((c) => `${c.method}(${c.type}×${c.ids.length})`).join(', ')}`);
     });
 
+    it('representations of no entity type of this subgraph: INVALID_ARGUMENT naming each, with a token or without, and no error logged', async () => {
+      const logged = gw.logs.length;
+      for (const token of [undefined, null]) {
+        const res = await entities([{ __typename: 'User', id: userIds[0] }, { __typename: 'Nope', id: '1' }, { id: '2' }, { __typename: 'Query', id: '3' }], token);
+        expect(res.status, res.text).toBe(400);
+        const err = onlyError(res);
+        expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
+        expect((err.extensions?.details as any)[0].fieldViolations.map((v: { field: string }) => v.field)).toEqual([
+          'representations.1.__typename', 'representations.2.__typename', 'representations.3.__typename',
+        ]);
+      }
+      expect(gw.logs.slice(logged).filter((l) => l.includes('"level":"error"'))).toEqual([]);
+    });
+
     it('a representation the caller may not see resolves to null; unknown ids too', async () => {
       const plainId = await addUser();
       const plainToken = await gw.tokenFor(plainId);

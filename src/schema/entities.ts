@@ -1,7 +1,9 @@
 // Federation entities: User, Organization, Project and IdentityProvider are
 // keyed by id, and `_entities` resolves the representations of one type in a
 // request through one batched read (commands/entities.ts applies the read rules).
+import { isUnionType, type GraphQLSchema } from 'graphql';
 import { visibleMany, type EntityKind } from '../commands/entities.ts';
+import { invalidArgument } from '../errors.ts';
 import type { Builder, GraphQLContext } from './builder.ts';
 
 type Load<V> = (id: string) => Promise<V | null>;
@@ -58,4 +60,29 @@ export function asEntity(builder: Builder, ref: Parameters<Builder['asEntity']>[
       return (found && { ...found }) as never;
     },
   });
+}
+
+/**
+ * `_entities` refuses representations that name no entity type of this subgraph (or none) with
+ * INVALID_ARGUMENT listing each, before @apollo/subgraph's resolver, which throws a plain Error
+ * for them: an INTERNAL answer and an error log line that any client could cause, token or not.
+ */
+export function guardEntities(schema: GraphQLSchema): GraphQLSchema {
+  const field = schema.getQueryType()?.getFields()._entities;
+  const union = schema.getType('_Entity');
+  if (!field?.resolve || !isUnionType(union)) return schema;
+  const names = union.getTypes().map((t) => t.name);
+  const known = new Set(names);
+  const resolve = field.resolve;
+  field.resolve = (source, args, context, info) => {
+    const representations = (args as { representations: { __typename?: unknown }[] }).representations;
+    const violations = representations.flatMap((r, i) =>
+      typeof r?.__typename === 'string' && known.has(r.__typename)
+        ? []
+        : [{ field: `representations.${i}.__typename`, description: `must name an entity type of this subgraph: ${names.join(', ')}` }],
+    );
+    if (violations.length > 0) throw invalidArgument(violations.slice(0, 50));
+    return resolve(source, args, context, info);
+  };
+  return schema;
 }

@@ -2,6 +2,7 @@
 import { executeSync, lexicographicSortSchema, parse, printSchema, type GraphQLSchema } from 'graphql';
 import type { Config } from '../config.ts';
 import { createBuilder } from './builder.ts';
+import { guardEntities } from './entities.ts';
 import { addCommon } from './common.ts';
 import { addHistory } from './history.ts';
 import { addIdps } from './idps.ts';
@@ -26,7 +27,7 @@ export function buildSchema(config: Config): GraphQLSchema {
   addHistory(builder);
   addUserSearch(builder);
   // An Apollo Federation 2 subgraph: `_service { sdl }`, `_entities` and the @key entities (schema/entities.ts).
-  return builder.toSubGraphSchema({ sortSchema: true, linkUrl: FEDERATION_LINK });
+  return guardEntities(builder.toSubGraphSchema({ sortSchema: true, linkUrl: FEDERATION_LINK }));
 }
 
 export const FEDERATION_LINK = 'https://specs.apollo.dev/federation/v2.6';
