@@ -599,12 +599,19 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     repairTimer = setTimeout(() => {
       repairTimer = undefined;
       const started = Date.now();
+      let failed = false;
       repairing = background
         .run(true, () => run(repairPass))
-        .catch((e: unknown) => repairFailed(e))
+        .catch((e: unknown) => {
+          failed = true;
+          repairFailed(e);
+        })
         .finally(() => {
           repairing = undefined;
-          scheduleRepair(Math.max(interval, 4 * (Date.now() - started)));
+          // A long pass spaces the next (repair stays a fifth of the time at most), but never by
+          // more than 10 intervals, and a failed one not at all: a pass that hung 40 s on a
+          // stalled server would otherwise leave states behind for minutes after it recovered.
+          scheduleRepair(failed ? interval : Math.min(10 * interval, Math.max(interval, 4 * (Date.now() - started))));
         });
     }, delay);
     repairTimer.unref();
