@@ -122,9 +122,11 @@ async function windowPage(
   return {
     totalCount: total,
     edges,
+    // Relay's rules: the direction paged in looks inside the window (more edges than asked for);
+    // the other looks past the cursor that bounds the window (events beyond it exist).
     pageInfo: {
-      hasNextPage: from > 1,
-      hasPreviousPage: to < total,
+      hasNextPage: page.last != null ? from > 1 : from > oldest,
+      hasPreviousPage: page.last != null ? to < newest : to < total,
       startCursor: edges[0]?.cursor ?? null,
       endCursor: edges.at(-1)?.cursor ?? null,
     },
