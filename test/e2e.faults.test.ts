@@ -96,6 +96,28 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
     expect(untouched.sequence).toBe(1);
     expect(untouched.state.profile.firstName).toBe('Fault');
   });
+
+  it('an event written whose answer is lost (the connection dropped after the insert): the mutation answers OK, and once', async () => {
+    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `lost-${Date.now()}@example.com`, isVerified: true } } });
+    const userId = existing.data!.addHumanUser.userId;
+    // The answer to the next insert into `events` never comes back: the server has the event, the gateway a dropped connection.
+    const isEventInsert = (m: Buffer) => m.includes(Buffer.from('\x02insert\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
+    let armed = true;
+    proxy.loseAnswers((m) => armed && isEventInsert(m) && !(armed = false));
+    const before = proxy.lost;
+    let update;
+    try {
+      update = await gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Written', lastName: 'Once' } });
+    } finally {
+      proxy.loseAnswers(undefined);
+    }
+    expect(proxy.lost - before).toBe(1);
+    expect(update.errors, update.text).toBeUndefined();
+    expect(update.data!.updateHumanProfile.details.sequence).toBe('2');
+    const events = await gw.gateway.deps.store.events('user', userId);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2]);
+    expect((await gw.gateway.deps.store.load<User>('user', userId))!.state.profile.firstName).toBe('Written');
+  });
 });
 
 describe('when the store fails after a code was checked', () => {

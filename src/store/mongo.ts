@@ -204,6 +204,8 @@ function isUnavailable(e: unknown): boolean {
 }
 
 const isDuplicate = (e: unknown) => e instanceof MongoServerError && e.code === 11000;
+/** How long the check of an insert that failed without a definite answer may take (wasWritten). */
+const IN_DOUBT_CHECK_MS = 5000;
 
 function toEvent(doc: EventDoc): StoredEvent {
   const { _id, ...event } = doc;
@@ -666,6 +668,19 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     }
   }
 
+  /**
+   * Whether an event whose insert failed without a definite answer is stored after all. Asked
+   * once, with a bound of its own; unanswered, it counts as not written (the claims' release
+   * then keeps any claim its event did get: isConfirmed).
+   */
+  async function wasWritten(id: ObjectId): Promise<boolean> {
+    try {
+      return (await events.findOne({ _id: id }, { projection: { _id: 1 }, timeoutMS: IN_DOUBT_CHECK_MS })) !== null;
+    } catch {
+      return false;
+    }
+  }
+
   /** Best effort: a claim left behind is taken over after the grace period. */
   async function release(claims: ConstraintDoc[]): Promise<void> {
     await Promise.allSettled(
@@ -748,12 +763,21 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         const results = await Promise.allSettled(claims.map((key) => claim(key, event)));
         const taken = results.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
         const failures = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+        // The driver gives the document its _id before sending it: what tells, after a timeout or
+        // a dropped connection, whether the server wrote it after all.
+        const doc: EventDoc = { ...stored };
         try {
           if (failures.length > 0) throw failures.find((f) => f instanceof ConcurrencyError) ?? failures[0];
-          await events.insertOne({ ...stored });
+          await events.insertOne(doc);
         } catch (e) {
-          await release(taken);
-          throw isDuplicate(e) ? new ConcurrencyError(aggregateType, aggregateId, sequence) : e;
+          // A lost answer (timeout, dropped connection), or a duplicate key from the driver's
+          // retry of a write the server had made: this very document may be stored.
+          const mayBeOurs = failures.length === 0 && doc._id !== undefined && !(e instanceof ConcurrencyError);
+          if (!mayBeOurs || !(await wasWritten(doc._id!))) {
+            await release(taken);
+            throw isDuplicate(e) ? new ConcurrencyError(aggregateType, aggregateId, sequence) : e;
+          }
+          // Written though its answer was lost: the append stands (UNAVAILABLE would be a lie).
         }
 
         const snapshot = reduceEvents<S>(options.reducers[aggregateType], current, [stored])!;

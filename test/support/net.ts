@@ -22,14 +22,41 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** A TCP proxy to a server (given by URL) that a test can cut and restore, on a port fixed up front. */
+/** Whole MongoDB wire messages (16-byte header: length, requestID, responseTo, opCode) out of a stream's chunks. */
+function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => void {
+  let pending = Buffer.alloc(0);
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 4 && pending.length >= pending.readInt32LE(0)) {
+      const length = pending.readInt32LE(0);
+      onMessage(pending.subarray(0, length));
+      pending = pending.subarray(length);
+    }
+  };
+}
+
+/**
+ * A TCP proxy to a server (given by URL) that a test can cut and restore, on a port fixed up
+ * front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
+ * the server, but its answer never comes back: the connection is dropped instead, as when a
+ * network fails after the server has written.
+ */
 export async function faultyProxy(target: string) {
   const { hostname, port: targetPort, protocol } = new URL(target);
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;
+  let lose: ((message: Buffer) => boolean) | undefined;
+  let lost = 0;
   return {
     url: `${protocol}//127.0.0.1:${port}/`,
+    loseAnswers(match: ((message: Buffer) => boolean) | undefined) {
+      lose = match;
+    },
+    /** How many answers were lost so far. */
+    get lost() {
+      return lost;
+    },
     up: () =>
       new Promise<void>((resolve) => {
         server = createServer((client) => {
@@ -38,7 +65,16 @@ export async function faultyProxy(target: string) {
             sockets.add(s);
             s.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
           }
-          client.pipe(upstream).pipe(client);
+          const doomed = new Set<number>();
+          client.on('data', wireMessages((m) => void (lose?.(m) && doomed.add(m.readInt32LE(4)))));
+          client.pipe(upstream);
+          upstream.on('data', wireMessages((m) => {
+            if (doomed.has(m.readInt32LE(8))) {
+              lost++;
+              client.destroy();
+              upstream.destroy();
+            } else if (!client.destroyed) client.write(m);
+          }));
         }).listen(port, '127.0.0.1', resolve);
       }),
     down: () =>
