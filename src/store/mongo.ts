@@ -204,6 +204,9 @@ function isUnavailable(e: unknown): boolean {
 }
 
 const isDuplicate = (e: unknown) => e instanceof MongoServerError && e.code === 11000;
+/** A duplicate key on `_id`, not on (aggregate, sequence): the driver's retry met its own document. */
+const duplicateOfId = (e: unknown) =>
+  e instanceof MongoServerError && (e.keyPattern?._id !== undefined || /index: _id_ /.test(e.message));
 /** How long the check of an insert that failed without a definite answer may take (wasWritten). */
 const IN_DOUBT_CHECK_MS = 5000;
 
@@ -772,7 +775,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         } catch (e) {
           // A lost answer (timeout, dropped connection), or a duplicate key from the driver's
           // retry of a write the server had made: this very document may be stored.
-          const mayBeOurs = failures.length === 0 && doc._id !== undefined && !(e instanceof ConcurrencyError);
+          const mayBeOurs = failures.length === 0 && doc._id !== undefined && (isDuplicate(e) ? duplicateOfId(e) : !(e instanceof ConcurrencyError));
           if (!mayBeOurs || !(await wasWritten(doc._id!))) {
             await release(taken);
             throw isDuplicate(e) ? new ConcurrencyError(aggregateType, aggregateId, sequence) : e;
