@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
+import type { LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
 
 export interface PasswordPolicy {
@@ -58,7 +59,7 @@ export interface Config {
   graphiql: boolean;
   /** Introspection queries (__schema, __type) answered (INTROSPECTION; default on, off with NODE_ENV=production). */
   introspection: boolean;
-  logLevel: string;
+  logLevel: LogLevel;
   /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
   idpSecretKey?: string;
   /** SAML metadataUrl fetching. */
@@ -111,93 +112,126 @@ export interface HttpConfig {
 
 type Env = Record<string, string | undefined>;
 
-const int = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number.parseInt(v, 10));
-/** A setting that must be a whole number (0 or more) when set: a typo stops the start instead of becoming NaN. */
-function wholeNumber(name: string, v: string | undefined, d: number): number {
+/** Node's timers take at most this many ms; a longer delay fires after 1 ms (so *_MS settings stop here). */
+const TIMER_MAX_MS = 2_147_483_647;
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+
+/**
+ * A setting that must be a whole number (digits only, surrounding blanks ignored) in min..max when set:
+ * a typo or an out-of-range value stops the start, naming the variable, instead of becoming NaN (which
+ * turns limits off), a truncated number ("12abc") or a late error that does not say which setting.
+ */
+function wholeNumber(name: string, v: string | undefined, d: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (v === undefined || v === '') return d;
   if (!/^\d+$/.test(v.trim())) throw new Error(`${name}: "${v}" is not a whole number`);
-  return Number(v.trim());
+  const n = Number(v.trim());
+  if (n < min || n > max) {
+    throw new Error(`${name}: "${v}" is out of range: ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`}`);
+  }
+  return n;
 }
-const bool = (v: string | undefined, d: boolean) => (v === undefined || v === '' ? d : /^(1|true|yes|on)$/i.test(v));
+/** A duration in ms: a whole number up to what Node's timers take. */
+const ms = (name: string, v: string | undefined, d: number, min = 0) => wholeNumber(name, v, d, min, TIMER_MAX_MS);
+/** A yes/no setting: true/false, 1/0, yes/no, on/off (any case); anything else stops the start. */
+function bool(name: string, v: string | undefined, d: boolean): boolean {
+  if (v === undefined || v === '') return d;
+  const t = v.trim().toLowerCase();
+  if (TRUE.has(t)) return true;
+  if (FALSE.has(t)) return false;
+  throw new Error(`${name}: "${v}" is not a boolean (true/false, 1/0, yes/no, on/off)`);
+}
+function logLevel(v: string | undefined): LogLevel {
+  if (v === undefined || v === '') return 'info';
+  const level = LOG_LEVELS.find((l) => l === v.trim().toLowerCase());
+  if (!level) throw new Error(`LOG_LEVEL: "${v}" is not a log level (${LOG_LEVELS.join(', ')})`);
+  return level;
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
+  const smtpSecure = bool('SMTP_SECURE', env.SMTP_SECURE, false);
   return {
-    host: env.HOST ?? '127.0.0.1',
-    port: int(env.PORT, 4000),
+    // Empty HOST and DATA_DIR count as unset: not "every interface" nor "the working directory".
+    host: env.HOST || '127.0.0.1',
+    // 0: any free port (the tests' gateways).
+    port: wholeNumber('PORT', env.PORT, 4000, 0, 65535),
     tls: tlsFiles(env),
-    dataDir: path.resolve(env.DATA_DIR ?? 'data'),
+    dataDir: path.resolve(env.DATA_DIR || 'data'),
     snapshotCacheMb: wholeNumber('SNAPSHOT_CACHE_MB', env.SNAPSHOT_CACHE_MB, 32),
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
-    storeRepairIntervalMs: Math.max(0, int(env.STORE_REPAIR_INTERVAL_MS, 1000)),
+    storeRepairIntervalMs: ms('STORE_REPAIR_INTERVAL_MS', env.STORE_REPAIR_INTERVAL_MS, 1000),
     redis: redisConnection(env),
     jwksUrl: env.JWKS_URL || undefined,
     jwtIssuer: env.JWT_ISSUER ?? 'identity-gateway',
     jwtAudience: env.JWT_AUDIENCE ?? 'identity-gateway',
     codeHmacKey: env.CODE_HMAC_KEY || undefined,
-    codeTtlSeconds: int(env.CODE_TTL_SECONDS, 3600),
-    codeMaxAttempts: int(env.CODE_MAX_ATTEMPTS, 5),
+    codeTtlSeconds: wholeNumber('CODE_TTL_SECONDS', env.CODE_TTL_SECONDS, 3600, 1),
+    codeMaxAttempts: wholeNumber('CODE_MAX_ATTEMPTS', env.CODE_MAX_ATTEMPTS, 5, 1),
     defaultPhoneRegion: env.DEFAULT_PHONE_REGION ?? 'CH',
     defaultVerifyEmailUrl:
       env.DEFAULT_VERIFY_EMAIL_URL ?? 'http://localhost:4000/verify-email?userID={{.UserID}}&code={{.Code}}&orgID={{.OrgID}}',
     passwordPolicy: {
-      minLength: int(env.PASSWORD_MIN_LENGTH, 8),
-      requireLower: bool(env.PASSWORD_REQUIRE_LOWER, true),
-      requireUpper: bool(env.PASSWORD_REQUIRE_UPPER, true),
-      requireDigit: bool(env.PASSWORD_REQUIRE_DIGIT, true),
-      requireSymbol: bool(env.PASSWORD_REQUIRE_SYMBOL, true),
+      // Passwords are at most 72 characters (bcrypt): a longer minimum would refuse every one.
+      minLength: wholeNumber('PASSWORD_MIN_LENGTH', env.PASSWORD_MIN_LENGTH, 8, 1, 72),
+      requireLower: bool('PASSWORD_REQUIRE_LOWER', env.PASSWORD_REQUIRE_LOWER, true),
+      requireUpper: bool('PASSWORD_REQUIRE_UPPER', env.PASSWORD_REQUIRE_UPPER, true),
+      requireDigit: bool('PASSWORD_REQUIRE_DIGIT', env.PASSWORD_REQUIRE_DIGIT, true),
+      requireSymbol: bool('PASSWORD_REQUIRE_SYMBOL', env.PASSWORD_REQUIRE_SYMBOL, true),
     },
-    bcryptCost: int(env.BCRYPT_COST, 10),
+    bcryptCost: wholeNumber('BCRYPT_COST', env.BCRYPT_COST, 10, 4, 31),
     instanceDomain: env.INSTANCE_DOMAIN ?? 'localhost',
     production,
-    nodeId: env.GATEWAY_NODE_ID ? int(env.GATEWAY_NODE_ID, 0) : undefined,
-    nodeIdLeaseTtlMs: Math.max(1000, int(env.NODE_ID_LEASE_TTL_MS, 30_000)),
-    graphiql: bool(env.GRAPHIQL, !production),
-    introspection: bool(env.INTROSPECTION, !production),
-    logLevel: env.LOG_LEVEL ?? 'info',
+    nodeId: env.GATEWAY_NODE_ID ? wholeNumber('GATEWAY_NODE_ID', env.GATEWAY_NODE_ID, 0, 0, 1023) : undefined,
+    // Below 1000 (the tests use 900) it is raised to 1000, as before.
+    nodeIdLeaseTtlMs: Math.max(1000, ms('NODE_ID_LEASE_TTL_MS', env.NODE_ID_LEASE_TTL_MS, 30_000, 1)),
+    graphiql: bool('GRAPHIQL', env.GRAPHIQL, !production),
+    introspection: bool('INTROSPECTION', env.INTROSPECTION, !production),
+    logLevel: logLevel(env.LOG_LEVEL),
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
     samlMetadata: {
-      allowPrivateAddresses: bool(env.SAML_METADATA_ALLOW_PRIVATE, false),
-      timeoutMs: int(env.SAML_METADATA_TIMEOUT_MS, 5000),
-      maxBytes: int(env.SAML_METADATA_MAX_BYTES, 1024 * 1024),
+      allowPrivateAddresses: bool('SAML_METADATA_ALLOW_PRIVATE', env.SAML_METADATA_ALLOW_PRIVATE, false),
+      timeoutMs: ms('SAML_METADATA_TIMEOUT_MS', env.SAML_METADATA_TIMEOUT_MS, 5000, 1),
+      maxBytes: wholeNumber('SAML_METADATA_MAX_BYTES', env.SAML_METADATA_MAX_BYTES, 1024 * 1024, 1),
     },
     webauthn: {
       rpId: env.WEBAUTHN_RP_ID ?? 'localhost',
       rpName: env.WEBAUTHN_RP_NAME ?? 'Identity gateway',
       origins: (env.WEBAUTHN_ORIGINS ?? 'http://localhost:4000').split(',').map((o) => o.trim()).filter(Boolean),
-      challengeTtlSeconds: int(env.U2F_CHALLENGE_TTL_SECONDS, 300),
+      challengeTtlSeconds: wholeNumber('U2F_CHALLENGE_TTL_SECONDS', env.U2F_CHALLENGE_TTL_SECONDS, 300, 1),
     },
     smtp: {
       host: env.SMTP_HOST || undefined,
-      port: int(env.SMTP_PORT, bool(env.SMTP_SECURE, false) ? 465 : 587),
-      secure: bool(env.SMTP_SECURE, false),
+      port: wholeNumber('SMTP_PORT', env.SMTP_PORT, smtpSecure ? 465 : 587, 1, 65535),
+      secure: smtpSecure,
       user: env.SMTP_USER || undefined,
       password: env.SMTP_PASSWORD || undefined,
       from: env.SMTP_FROM || `Identity <no-reply@${env.INSTANCE_DOMAIN ?? 'localhost'}>`,
     },
     sms: { webhookUrl: env.SMS_WEBHOOK_URL || undefined, webhookToken: env.SMS_WEBHOOK_TOKEN || undefined },
     delivery: {
-      maxTries: Math.max(1, int(env.DELIVERY_MAX_TRIES, 10)),
-      backoffMs: int(env.DELIVERY_BACKOFF_MS, 5000),
-      maxBackoffMs: int(env.DELIVERY_MAX_BACKOFF_MS, 15 * 60_000),
-      claimIdleMs: int(env.DELIVERY_CLAIM_IDLE_MS, 60_000),
+      maxTries: wholeNumber('DELIVERY_MAX_TRIES', env.DELIVERY_MAX_TRIES, 10, 1),
+      backoffMs: ms('DELIVERY_BACKOFF_MS', env.DELIVERY_BACKOFF_MS, 5000),
+      maxBackoffMs: ms('DELIVERY_MAX_BACKOFF_MS', env.DELIVERY_MAX_BACKOFF_MS, 15 * 60_000),
+      claimIdleMs: ms('DELIVERY_CLAIM_IDLE_MS', env.DELIVERY_CLAIM_IDLE_MS, 60_000, 1),
       keyPrefix: noBraces('DELIVERY_KEY_PREFIX', env.DELIVERY_KEY_PREFIX ?? ''),
-      runWorker: bool(env.RUN_WORKER, true),
+      runWorker: bool('RUN_WORKER', env.RUN_WORKER, true),
     },
-    resendLimitPerHour: int(env.RESEND_LIMIT_PER_HOUR, 5),
+    resendLimitPerHour: wholeNumber('RESEND_LIMIT_PER_HOUR', env.RESEND_LIMIT_PER_HOUR, 5),
     http: {
-      rateLimitPerCaller: Math.max(0, int(env.RATE_LIMIT_PER_CALLER_PER_MINUTE, 1200)),
-      rateLimitPerIp: Math.max(0, int(env.RATE_LIMIT_PER_IP_PER_MINUTE, 300)),
+      rateLimitPerCaller: wholeNumber('RATE_LIMIT_PER_CALLER_PER_MINUTE', env.RATE_LIMIT_PER_CALLER_PER_MINUTE, 1200),
+      rateLimitPerIp: wholeNumber('RATE_LIMIT_PER_IP_PER_MINUTE', env.RATE_LIMIT_PER_IP_PER_MINUTE, 300),
       trustProxy: trustProxy(env.TRUST_PROXY),
       corsOrigins: (env.CORS_ORIGINS ?? (production ? '' : 'http://localhost:*,http://127.0.0.1:*'))
         .split(',')
         .map((o) => o.trim())
         .filter(Boolean),
-      shutdownTimeoutMs: int(env.SHUTDOWN_TIMEOUT_MS, 10_000),
-      idempotencyTtlSeconds: int(env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600),
-      maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT ? int(env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0) : undefined,
-      maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? int(env.HTTP_MAX_INFLIGHT_BYTES, 0) : undefined,
+      shutdownTimeoutMs: ms('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
+      idempotencyTtlSeconds: wholeNumber('IDEMPOTENCY_TTL_SECONDS', env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600, 1),
+      maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0, 1) : undefined,
+      maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES', env.HTTP_MAX_INFLIGHT_BYTES, 0, 1) : undefined,
     },
   };
 }
@@ -241,7 +275,7 @@ function redisConnection(env: Env): RedisConnection | undefined {
   const auth = {
     ...(env.REDIS_USERNAME && { username: env.REDIS_USERNAME }),
     ...(env.REDIS_PASSWORD && { password: env.REDIS_PASSWORD }),
-    ...(bool(env.REDIS_TLS, false) && { tls: true }),
+    ...(bool('REDIS_TLS', env.REDIS_TLS, false) && { tls: true }),
   };
   if (env.REDIS_CLUSTER_NODES) return { kind: 'cluster', nodes: parseRedisNodes(env.REDIS_CLUSTER_NODES, 'REDIS_CLUSTER_NODES'), ...auth };
   if (env.REDIS_SENTINELS) {
@@ -280,8 +314,11 @@ function noBraces(name: string, value: string): string {
   return value;
 }
 
+/** A count of proxies (0: none), or a boolean. */
 function trustProxy(v: string | undefined): boolean | number {
   if (v === undefined || v === '') return false;
-  if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
-  return bool(v, false);
+  if (/^\d+$/.test(v.trim())) return wholeNumber('TRUST_PROXY', v, 0) || false;
+  const t = v.trim().toLowerCase();
+  if (TRUE.has(t) || FALSE.has(t)) return TRUE.has(t);
+  throw new Error(`TRUST_PROXY: "${v}" is neither a number of proxies nor a boolean (true/false, yes/no, on/off)`);
 }
