@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeService } from '../src/codes/codes.ts';
 import { UnavailableError } from '../src/errors.ts';
 import { createMemoryCodeStore } from '../src/codes/memory.ts';
-import type { CodeStore, PendingCode } from '../src/codes/port.ts';
+import { MAX_BELOW, type CodeStore, type PendingCode } from '../src/codes/port.ts';
 import { createRedisCodeStore } from '../src/codes/redis.ts';
 import { describeWith } from './support/servers.ts';
 
@@ -144,6 +144,180 @@ function contract(makeHarness: () => Promise<Harness>) {
     const code = await codes.issue(u, 'email', 'a@example.com');
     await codes.clear(u, 'email');
     expect(await codes.verify(u, 'email', code, 'a@example.com')).toBe('missing');
+  });
+
+  // Undoing a put or clear (port.ts): what a mutation whose append failed does.
+  const A = 'a@example.com';
+  const put = (u: string, hash: string, ttl = 60) => h.store.put(u, 'email', { hash, address: A }, ttl);
+  const check = (u: string, hash: string) => h.store.check(u, 'email', hash, MAX);
+
+  it('put and clear return what they replaced: hash, address, attempts and the rest of its TTL', async () => {
+    const u = user();
+    expect((await put(u, 'h1')).previous).toBeNull();
+    await check(u, 'x');
+    await check(u, 'x');
+    const second = await put(u, 'h2', 30);
+    expect(second.previous).toEqual({ hash: 'h1', address: A, attempts: 2, ttlMs: expect.any(Number) });
+    expect(second.previous!.ttlMs).toBeGreaterThan(50_000);
+    expect(second.previous!.ttlMs).toBeLessThanOrEqual(60_000);
+    const cleared = await h.store.clear(u, 'email');
+    expect(cleared.previous).toMatchObject({ hash: 'h2', attempts: 0 });
+    expect(cleared.previous!.ttlMs).toBeLessThanOrEqual(30_000);
+    expect((await h.store.clear(u, 'email')).previous).toBeNull();
+    expect((await put(u, 'h3')).previous).toBeNull();
+    expect(second.token).not.toBe(cleared.token);
+  });
+
+  it('restore takes back the pending put: the code before is pending again, with its attempts', async () => {
+    const u = user();
+    await put(u, 'p');
+    await check(u, 'x');
+    await check(u, 'x');
+    const mine = await put(u, 'mine');
+    expect(await h.store.restore(u, 'email', mine.token)).toBe(true);
+    expect(await check(u, 'mine')).toEqual({ status: 'wrong', attemptsLeft: MAX - 3 });
+    expect(await check(u, 'p')).toEqual({ status: 'ok', address: A });
+    // Once: the token undoes nothing more.
+    expect(await h.store.restore(u, 'email', mine.token)).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+  });
+
+  it('restore is compare-and-set: a later put stays pending, and the undone code never comes back', async () => {
+    // L put, then W put; L undone: W stays.
+    const u = user();
+    await put(u, 'p');
+    const l = await put(u, 'l');
+    await put(u, 'w');
+    expect(await h.store.restore(u, 'email', l.token)).toBe(false);
+    expect(await check(u, 'w')).toEqual({ status: 'ok', address: A });
+
+    // W put, then L put; L undone: W again.
+    const v = user();
+    await put(v, 'p');
+    await put(v, 'w');
+    const l2 = await put(v, 'l');
+    expect(await h.store.restore(v, 'email', l2.token)).toBe(true);
+    expect(await check(v, 'w')).toEqual({ status: 'ok', address: A });
+
+    // Both fail, undone in the order they put (a plain restore of the previous record would bring back a).
+    const x = user();
+    await put(x, 'p');
+    const a = await put(x, 'a');
+    const b = await put(x, 'b');
+    expect(await h.store.restore(x, 'email', a.token)).toBe(false);
+    expect(await check(x, 'a')).toEqual({ status: 'wrong', attemptsLeft: MAX - 1 }); // b pending, a is not
+    expect(await h.store.restore(x, 'email', b.token)).toBe(true);
+    expect(await check(x, 'a')).toMatchObject({ status: 'wrong' });
+    expect(await check(x, 'p')).toEqual({ status: 'ok', address: A });
+
+    // ... and in the other order.
+    const y = user();
+    await put(y, 'p');
+    const a2 = await put(y, 'a');
+    const b2 = await put(y, 'b');
+    expect(await h.store.restore(y, 'email', b2.token)).toBe(true);
+    expect(await h.store.restore(y, 'email', a2.token)).toBe(true);
+    expect(await check(y, 'p')).toEqual({ status: 'ok', address: A });
+  });
+
+  it('restore takes back a clear, unless a code was put since', async () => {
+    const u = user();
+    await put(u, 'p');
+    const cleared = await h.store.clear(u, 'email');
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+    expect(await h.store.restore(u, 'email', cleared.token)).toBe(true);
+    expect(await check(u, 'p')).toEqual({ status: 'ok', address: A });
+
+    const v = user();
+    await put(v, 'p');
+    const c2 = await h.store.clear(v, 'email');
+    await put(v, 'w');
+    expect(await h.store.restore(v, 'email', c2.token)).toBe(false);
+    expect(await check(v, 'w')).toEqual({ status: 'ok', address: A });
+
+    // A put undone under a clear that won: still none.
+    const x = user();
+    await put(x, 'p');
+    const l = await put(x, 'l');
+    await h.store.clear(x, 'email');
+    expect(await h.store.restore(x, 'email', l.token)).toBe(false);
+    expect(await check(x, 'p')).toEqual({ status: 'missing' });
+    expect(await check(x, 'l')).toEqual({ status: 'missing' });
+  });
+
+  it('restore brings back nothing once the pending code was used, voided or expired', async () => {
+    const u = user();
+    await put(u, 'p');
+    const used = await put(u, 'a');
+    expect(await check(u, 'a')).toEqual({ status: 'ok', address: A });
+    expect(await h.store.restore(u, 'email', used.token)).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+
+    const v = user();
+    await put(v, 'p');
+    const voided = await put(v, 'a');
+    for (let i = 0; i < MAX; i++) await check(v, 'x');
+    expect(await h.store.restore(v, 'email', voided.token)).toBe(false);
+    expect(await check(v, 'p')).toEqual({ status: 'missing' });
+
+    // The code put back keeps its own expiry.
+    const w = user();
+    await put(w, 'p', 1);
+    const later = await put(w, 'a', 60);
+    expect(await h.store.restore(w, 'email', later.token)).toBe(true);
+    await h.advance(1.2);
+    expect(await check(w, 'p')).toEqual({ status: 'missing' });
+  });
+
+  it('concurrent requests: the pending code is the one that was not undone, whatever the interleaving', async () => {
+    for (let round = 0; round < 5; round++) {
+      const u = user();
+      await put(u, 'p');
+      const winner = round % 4;
+      const jitter = () => sleep(Math.random() * 5);
+      await Promise.all(
+        Array.from({ length: 4 }, async (_, i) => {
+          await jitter();
+          const { token } = await put(u, `c${i}`);
+          await jitter();
+          if (i !== winner) await h.store.restore(u, 'email', token);
+        }),
+      );
+      expect(await check(u, `c${winner}`)).toEqual({ status: 'ok', address: A });
+    }
+    // All fail: the code pending before.
+    const v = user();
+    await put(v, 'p');
+    await Promise.all(
+      Array.from({ length: 4 }, async (_, i) => {
+        await sleep(Math.random() * 5);
+        const { token } = await put(v, `c${i}`);
+        await sleep(Math.random() * 5);
+        await h.store.restore(v, 'email', token);
+      }),
+    );
+    expect(await check(v, 'p')).toEqual({ status: 'ok', address: A });
+  });
+
+  it(`keeps at most ${MAX_BELOW} entries below the pending one`, async () => {
+    const u = user();
+    const puts = [];
+    for (let i = 0; i < MAX_BELOW + 5; i++) puts.push(await put(u, `c${i}`));
+    for (const { token } of puts.slice(1).reverse()) await h.store.restore(u, 'email', token);
+    // c0 fell off the bottom: nothing is left to put back.
+    expect(await check(u, 'c0')).toEqual({ status: 'missing' });
+  });
+
+  it('the service: issueUndoable and clear hand back an undo', async () => {
+    const codes = service();
+    const u = user();
+    const before = await codes.issue(u, 'email', A);
+    const issued = await codes.issueUndoable(u, 'email', A);
+    expect(issued.code).toMatch(/^[A-Z0-9]{6}$/);
+    await issued.undo();
+    const undoClear = await codes.clear(u, 'email');
+    await undoClear();
+    expect(await codes.verify(u, 'email', before, A)).toBe('ok');
   });
 }
 

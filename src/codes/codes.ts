@@ -13,13 +13,37 @@ export interface CodeServiceOptions {
   length?: number;
 }
 
+/** Takes back an issue or a clear (CodeStore.restore): resolves once done; rejects only when the store could not be reached. */
+export type Undo = () => Promise<void>;
+
 export interface CodeService {
   issue(userId: string, channel: CodeChannel, address: string): Promise<string>;
+  /**
+   * Issues like issue, with the undo for when what the code is for could not be written:
+   * it puts back the code pending before, unless another request has replaced it since.
+   */
+  issueUndoable(userId: string, channel: CodeChannel, address: string): Promise<{ code: string; undo: Undo }>;
   verify(userId: string, channel: CodeChannel, code: string, currentAddress: string): Promise<VerifyResult>;
   /** Puts back a code that verified when what it confirms could not be written (the store was down). */
   restore(userId: string, channel: CodeChannel, code: string, address: string): Promise<void>;
-  /** Voids any pending code. */
-  clear(userId: string, channel: CodeChannel): Promise<void>;
+  /** Voids any pending code; the undo puts it back (as issueUndoable's). */
+  clear(userId: string, channel: CodeChannel): Promise<Undo>;
+}
+
+/**
+ * Runs `write` (a mutation's append); when it throws, runs the undos of the codes issued
+ * or cleared for it, last first, then rethrows: an error answered means nothing changed.
+ * An undo that fails (the code store is down) is swallowed, as is its error's text: the
+ * mutation's own error is the answer, and a code left behind is no worse than before
+ * (the code the answer would have carried was never handed out).
+ */
+export async function undoIfThrows<T>(undos: readonly (Undo | null | undefined)[], write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    for (const undo of [...undos].reverse()) await undo?.().catch(() => {});
+    throw err;
+  }
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -29,13 +53,19 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
   const hash = (userId: string, channel: CodeChannel, code: string) =>
     createHmac('sha256', hmacKey).update(`${userId}|${channel}|${code}`).digest('hex');
 
+  const issueUndoable: CodeService['issueUndoable'] = async (userId, channel, address) => {
+    let code = '';
+    for (let i = 0; i < length; i++) code += ALPHABET[randomInt(ALPHABET.length)];
+    const { token } = await store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds);
+    return { code, undo: () => store.restore(userId, channel, token).then(() => {}) };
+  };
+
   return {
     async issue(userId, channel, address) {
-      let code = '';
-      for (let i = 0; i < length; i++) code += ALPHABET[randomInt(ALPHABET.length)];
-      await store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds);
-      return code;
+      return (await issueUndoable(userId, channel, address)).code;
     },
+
+    issueUndoable,
 
     async verify(userId, channel, code, currentAddress) {
       const result = await store.check(userId, channel, hash(userId, channel, code.trim().toUpperCase()), maxAttempts);
@@ -51,8 +81,9 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
       await store.put(userId, channel, { hash: hash(userId, channel, code.trim().toUpperCase()), address }, ttlSeconds);
     },
 
-    clear(userId, channel) {
-      return store.clear(userId, channel);
+    async clear(userId, channel) {
+      const { token } = await store.clear(userId, channel);
+      return () => store.restore(userId, channel, token).then(() => {});
     },
   };
 }

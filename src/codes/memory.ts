@@ -1,7 +1,12 @@
 // In-process CodeStore with the same semantics as the Redis one (tests, single-node dev).
-import type { CheckResult, CodeChannel, CodeStore, PendingCode } from './port.ts';
+import { randomBytes } from 'node:crypto';
+import { MAX_BELOW, type CheckResult, type CodeChannel, type CodeStore, type Replaced, type StoredCode } from './port.ts';
 
-interface Entry extends PendingCode {
+/** One entry of a user's and channel's stack (port.ts): a code, or a clear (hash null). */
+interface Entry {
+  token: string;
+  hash: string | null;
+  address: string;
   attempts: number;
   expiresAt: number;
 }
@@ -15,28 +20,56 @@ const SWEEP_EVERY = 100; // puts between sweeps of expired entries
 
 export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): CodeStore {
   const now = options.now ?? Date.now;
-  const entries = new Map<string, Entry>();
+  /** Per key, the stack: the pending entry last. */
+  const stacks = new Map<string, Entry[]>();
   const key = (userId: string, channel: CodeChannel) => `${channel}\u0000${userId}`;
   let puts = 0;
 
-  const live = (k: string): Entry | undefined => {
-    const entry = entries.get(k);
-    if (entry && entry.expiresAt <= now()) {
-      entries.delete(k);
+  /**
+   * The stack without expired entries nor clears at its bottom (they hide nothing); deleted
+   * when empty. The entries below live no longer than the top (Redis: the key's TTL).
+   */
+  const live = (k: string): Entry[] | undefined => {
+    const stack = stacks.get(k);
+    if (!stack) return undefined;
+    const t = now();
+    const top = stack.at(-1);
+    const kept = top && top.expiresAt > t ? stack.filter((e) => e.expiresAt > t) : [];
+    while (kept.length > 0 && kept[0]!.hash === null) kept.shift();
+    if (kept.length === 0) {
+      stacks.delete(k);
       return undefined;
     }
-    return entry;
+    stacks.set(k, kept);
+    return kept;
   };
 
   const sweep = () => {
-    const t = now();
-    for (const [k, entry] of entries) if (entry.expiresAt <= t) entries.delete(k);
+    for (const k of [...stacks.keys()]) live(k);
   };
+
+  const pending = (stack: Entry[] | undefined): StoredCode | null => {
+    const top = stack?.at(-1);
+    if (!top || top.hash === null) return null;
+    return { hash: top.hash, address: top.address, attempts: top.attempts, ttlMs: top.expiresAt - now() };
+  };
+
+  const push = (k: string, entry: Entry): Replaced => {
+    const stack = live(k) ?? [];
+    const previous = pending(stack);
+    stack.push(entry);
+    if (stack.length > MAX_BELOW + 1) stack.splice(0, stack.length - MAX_BELOW - 1);
+    stacks.set(k, stack);
+    return { previous, token: entry.token };
+  };
+
+  const token = () => randomBytes(12).toString('hex');
 
   return {
     async put(userId, channel, code, ttlSeconds) {
       if (++puts % SWEEP_EVERY === 0) sweep();
-      entries.set(key(userId, channel), {
+      return push(key(userId, channel), {
+        token: token(),
         hash: code.hash,
         address: code.address,
         attempts: 0,
@@ -46,25 +79,41 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
 
     async check(userId, channel, hash, maxAttempts): Promise<CheckResult> {
       const k = key(userId, channel);
-      const entry = live(k);
-      if (!entry || entry.attempts >= maxAttempts) return { status: 'missing' };
+      const entry = live(k)?.at(-1);
+      if (!entry || entry.hash === null || entry.attempts >= maxAttempts) return { status: 'missing' };
       if (entry.hash === hash) {
-        entries.delete(k);
+        stacks.delete(k);
         return { status: 'ok', address: entry.address };
       }
       entry.attempts++;
-      if (entry.attempts >= maxAttempts) entries.delete(k);
+      if (entry.attempts >= maxAttempts) stacks.delete(k);
       return { status: 'wrong', attemptsLeft: maxAttempts - entry.attempts };
     },
 
     async clear(userId, channel) {
-      entries.delete(key(userId, channel));
+      const k = key(userId, channel);
+      const stack = live(k);
+      // A clear over nothing has nothing to hide: nothing to store.
+      if (!stack) return { previous: null, token: token() };
+      // Kept as long as what it hides.
+      return push(k, { token: token(), hash: null, address: '', attempts: 0, expiresAt: Math.max(...stack.map((e) => e.expiresAt)) });
+    },
+
+    async restore(userId, channel, undo) {
+      const k = key(userId, channel);
+      const stack = live(k);
+      const at = stack?.findIndex((e) => e.token === undo) ?? -1;
+      if (!stack || at < 0) return false;
+      const wasPending = at === stack.length - 1;
+      stack.splice(at, 1);
+      live(k);
+      return wasPending;
     },
 
     async ping() {},
 
     async close() {
-      entries.clear();
+      stacks.clear();
     },
   };
 }

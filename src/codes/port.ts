@@ -10,22 +10,73 @@ export interface PendingCode {
   address: string;
 }
 
+/** A pending code as the store held it: with its attempts so far and the rest of its lifetime. */
+export interface StoredCode extends PendingCode {
+  attempts: number;
+  /** Milliseconds left before it expires. */
+  ttlMs: number;
+}
+
+/** What a put or a clear replaced, and how to take it back (restore). */
+export interface Replaced {
+  /** The code pending before (null: none, expired or cleared). */
+  previous: StoredCode | null;
+  /** Names this put or clear for restore; random, so no other request can undo it. */
+  token: string;
+}
+
 export type CheckResult =
   | { status: 'ok'; address: string }
   | { status: 'wrong'; attemptsLeft: number }
   | { status: 'missing' } // none pending, expired, or voided by too many attempts
   ;
 
+/**
+ * Undoing a put or a clear (a mutation issues its code before appending its
+ * event, and takes the code back when the append fails):
+ *
+ * Per user and channel the store keeps a short stack: on top the pending code
+ * (or a "cleared" mark), below it the entries it replaced, each with its own
+ * attempts and expiry. put and clear push, atomically returning what was on
+ * top. restore(token) removes that request's entry, atomically, wherever it
+ * is: on top, the entry below becomes the pending code again, with its
+ * attempts and remaining lifetime (compare-and-set: only the request whose
+ * entry is still on top changes what verifies); below, the pending code stays
+ * as it is and the entry is simply gone, so that it can never come back.
+ *
+ * So the pending code is always the latest put or clear not undone, whatever
+ * the order of the steps. Two requests W (wins) and L (loses its append), with
+ * P pending before; each pushes, appends, and L undoes after its append fails:
+ *   W, L pushed; L undone: L was on top  -> W on top again.             W
+ *   L, W pushed; L undone: L was below W -> W stays, L removed.         W
+ *   L pushed, L undone, W pushed         -> P back, then W over it.     W
+ * Both fail (e.g. the event store is down), pushed A then B: undo A then B
+ * -> A removed below B, then B removed: P; undo B then A -> A back, then A
+ * removed: P. A plain compare-and-set restore of the previous record would get
+ * the first of these wrong (B would put back A, whose append failed).
+ * A verify in between only ever sees the top (a code below cannot be used),
+ * and a consumed or voided code takes the whole stack with it.
+ */
+/** Entries a store keeps below the pending one: how many requests on one user and channel may be undone at once. */
+export const MAX_BELOW = 8;
+
 export interface CodeStore {
-  /** Store a pending code, replacing (voiding) any earlier one for this user and channel. */
-  put(userId: string, channel: CodeChannel, code: PendingCode, ttlSeconds: number): Promise<void>;
+  /** Store a pending code, replacing (voiding) any earlier one for this user and channel; atomically returns the one replaced. */
+  put(userId: string, channel: CodeChannel, code: PendingCode, ttlSeconds: number): Promise<Replaced>;
   /**
    * Atomically compare `hash` with the pending code: a match consumes it
    * (single use); a mismatch counts an attempt and voids the code at maxAttempts.
    */
   check(userId: string, channel: CodeChannel, hash: string, maxAttempts: number): Promise<CheckResult>;
-  /** Remove any pending code (e.g. the address was verified another way). */
-  clear(userId: string, channel: CodeChannel): Promise<void>;
+  /** Remove any pending code (e.g. the address was verified another way); atomically returns the one removed. */
+  clear(userId: string, channel: CodeChannel): Promise<Replaced>;
+  /**
+   * Undoes the put or clear named by `token` (see above), atomically. True when
+   * that changed the pending code (the entry was still on top); false when a
+   * later put or clear is pending (or the code was used, voided or expired):
+   * then the pending code is left as it is.
+   */
+  restore(userId: string, channel: CodeChannel, token: string): Promise<boolean>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

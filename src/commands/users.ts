@@ -17,6 +17,7 @@ import type {
   VerifyCodeInput,
 } from './user-inputs.ts';
 import { command } from './command.ts';
+import { undoIfThrows } from '../codes/codes.ts';
 import { userInputRules } from './user-inputs.ts';
 
 type ProfileInput = Omit<UpdateMyProfileInput, never> | UpdateProfileInput | AddHumanUserInput['profile'];
@@ -126,11 +127,16 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
     : (input.hashedPassword?.hash ?? null);
   const changeRequired = input.password?.changeRequired ?? input.hashedPassword?.changeRequired ?? false;
 
-  // Codes are stored before the user exists so that a Redis outage fails the
-  // whole mutation; a code left behind by a failed append simply expires.
-  const emailCode = emailChoice === 'none' ? null : await deps.codes.issue(userId, 'email', email);
-  const phoneCode =
-    phoneNumber && (phoneChoice === 'return' || sendSms) ? await deps.codes.issue(userId, 'phone', phoneNumber) : null;
+  // Codes are stored before the user exists so that a Redis outage fails the whole
+  // mutation; a failed append takes them back (a given userId may be racing with another
+  // creation, whose code must stay: src/codes/port.ts).
+  const emailIssued = emailChoice === 'none' ? null : await deps.codes.issueUndoable(userId, 'email', email);
+  const phoneIssued =
+    phoneNumber && (phoneChoice === 'return' || sendSms)
+      ? await undoIfThrows([emailIssued?.undo], () => deps.codes.issueUndoable(userId, 'phone', phoneNumber))
+      : null;
+  const emailCode = emailIssued?.code ?? null;
+  const phoneCode = phoneIssued?.code ?? null;
 
   const user: Omit<User, 'state'> = {
     username,
@@ -144,10 +150,11 @@ export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async
     u2fTokens: [],
   };
   const claims = humanUserClaims(user);
-  const { snapshot } = await write(ctx, 'user', userId, (current) => {
-    if (current) throw alreadyExists(`User ${userId}`);
-    return { ...userEvent.added(user), resourceOwner: org.id, claims };
-  }, { isNew: !givenId });
+  const { snapshot } = await undoIfThrows([emailIssued?.undo, phoneIssued?.undo], () =>
+    write(ctx, 'user', userId, (current) => {
+      if (current) throw alreadyExists(`User ${userId}`);
+      return { ...userEvent.added(user), resourceOwner: org.id, claims };
+    }, { isNew: !givenId }));
 
   if (emailCode && emailChoice === 'send') {
     await deps.notifier.enqueue({
@@ -183,14 +190,17 @@ export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, i
   }
   const email = input.email.trim();
   if (user.state.email.email === email) throw failedPrecondition('The email has not changed');
-  const code = choice === 'none' ? null : await deps.codes.issue(user.id, 'email', email);
-  if (choice === 'none') await deps.codes.clear(user.id, 'email');
+  // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
+  const issued = choice === 'none' ? null : await deps.codes.issueUndoable(user.id, 'email', email);
+  const code = issued?.code ?? null;
+  const undo = issued ? issued.undo : await deps.codes.clear(user.id, 'email');
 
-  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
-    return { ...userEvent.emailChanged(email, choice === 'none'), resourceOwner: current.resourceOwner };
-  });
+  const { snapshot } = await undoIfThrows([undo], () =>
+    write(ctx, 'user', user.id, (current) => {
+      if (!current) throw notFound('User');
+      if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
+      return { ...userEvent.emailChanged(email, choice === 'none'), resourceOwner: current.resourceOwner };
+    }));
   if (code && choice === 'send') {
     await deps.notifier.enqueue({
       kind: 'verify-email-on-change', userId: user.id, orgId: user.resourceOwner, to: email, code,
@@ -210,14 +220,17 @@ export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhon
   if (unchanged(user.state)) throw failedPrecondition('The phone has not changed');
 
   const sendSms = !isVerified && deps.notifier.canDeliver('sms');
-  const code = sendSms ? await deps.codes.issue(user.id, 'phone', phone) : null;
-  if (isVerified) await deps.codes.clear(user.id, 'phone');
+  // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
+  const issued = sendSms ? await deps.codes.issueUndoable(user.id, 'phone', phone) : null;
+  const code = issued?.code ?? null;
+  const cleared = isVerified ? await deps.codes.clear(user.id, 'phone') : null;
 
-  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
-    return { ...userEvent.phoneChanged(phone, isVerified), resourceOwner: current.resourceOwner };
-  });
+  const { snapshot } = await undoIfThrows([issued?.undo, cleared], () =>
+    write(ctx, 'user', user.id, (current) => {
+      if (!current) throw notFound('User');
+      if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
+      return { ...userEvent.phoneChanged(phone, isVerified), resourceOwner: current.resourceOwner };
+    }));
   if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
   return detailsOf(snapshot, true);
 });
