@@ -54,7 +54,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
   if (instrument) {
     store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
     if (config.redis) {
-      codeStore = timed(codeStore, ['put', 'check', 'clear', 'ping'], instrument.redis('codes'));
+      codeStore = timed(codeStore, ['put', 'check', 'clear', 'restore', 'ping'], instrument.redis('codes'));
       rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));
     }
   }
