@@ -31,69 +31,59 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
     // A mutation over GET: the client's mistake, but HTTP's status (with Allow: POST) is kept.
     return new GraphQLError(error.message, { extensions: { ...extensionsOf('INVALID_ARGUMENT'), http } });
   }
-  const message = withoutEchoedValues(error);
-  const field = variablePath(error);
-  const description = message.slice(message.indexOf('; ') + 2);
+  const problem = variableProblem(error);
+  const message = problem ? describeVariable(problem) : withoutEchoedValues(error.message);
+  const violations = problem ? [{ field: (problem.path ?? problem.variable).replace(/\[(\d+)\]/g, '.$1'), description: problem.reason }] : [];
   return new GraphQLError(message, {
     nodes: error.nodes,
     positions: error.positions,
     path: error.path,
-    extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: field ? [{ field, description }] : [] }]),
+    extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations }]),
   });
 }
 
-const NAME = '[_A-Za-z][_0-9A-Za-z]*';
-const TYPE = '[_A-Za-z][_0-9A-Za-z!\\[\\]]*';
-/**
- * The reasons graphql-jit gives after the value that end its message with names only. The
- * others ("Expected type Int; Int cannot represent …: <value>") end with the value itself,
- * where a client's text could imitate any shape: they are dropped.
- */
-const JIT_REASONS = [
-  new RegExp(`; (Field "${NAME}" is not defined by type ${NAME}\\.)$`),
-  new RegExp(`; (Field value(?:\\.${NAME}|\\[\\d+\\])* of required type ${TYPE} was not provided\\.)$`),
-];
+/** A variable that did not coerce, as graphql-js reports it, its value left out. */
+interface VariableProblem {
+  variable: string;
+  /** Where in the variable ('input.metadata[1].value'); none for the variable itself. */
+  path?: string;
+  /** Why, with the client's values left out (withoutEchoedValues). */
+  reason: string;
+}
 
 /**
- * graphql-js writes the offending value into its messages, for a variable the
- * whole object ('Variable "$input" got invalid value { password: "…" }; Field
- * "userId" … was not provided.'), which would echo secrets back. Keep the
- * variable, the path and the reason; drop the values.
+ * graphql-js writes 'Variable "$input" got invalid value <the value> at "input.path"; <reason>',
+ * the value being the client's whole object (passwords too): read back without it. The reason
+ * is the original error's message, so the value can be cut without parsing it.
  */
-export function withoutEchoedValues(error: GraphQLError): string {
-  const dropValue = (reason: string) =>
-    reason
-      .replace(/^(.* cannot represent (?:a )?[^:]*value): [\s\S]*$/, '$1.')
-      .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.')
-      // The client's own enum value or object key: kept when it is a short name, else left out.
-      .replace(/^Value "([\s\S]*)" does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.[\s\S]*$/, (_, value: string, type: string) => `Value ${clientName(value)}does not exist in "${type}" enum.`)
-      .replace(/^Field "([\s\S]*)" is not defined by type "([_A-Za-z][_0-9A-Za-z]*)"\.[\s\S]*$/, (_, key: string, type: string) => `Field ${clientName(key)}is not defined by type "${type}".`)
-      .replace(/^Field "([\s\S]*)" must be non-null\.$/, (_, key: string) => `Field ${clientName(key)}must be non-null.`);
-  const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(error.message);
+function variableProblem(error: GraphQLError): VariableProblem | undefined {
+  const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(error.message)?.[1];
   const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
-  if (!variable) return dropValue(error.message);
-  if (inner === undefined || !error.message.endsWith(`; ${inner}`)) {
-    // graphql-jit's messages carry no original error: their reason is read from the end, in
-    // shapes made of names only (a value may imitate one, but the real reason comes last).
-    const reason = JIT_REASONS.map((shape) => shape.exec(error.message)?.[1]).find((r) => r !== undefined);
-    return `Variable "$${variable[1]}" got an invalid value${reason ? `; ${reason}` : '.'}`;
-  }
-  const prefix = error.message.slice(0, -(inner.length + 2));
-  const at = / at "[_0-9A-Za-z$.[\]]+"$/.exec(prefix)?.[0] ?? '';
-  return `Variable "$${variable[1]}" got an invalid value${at}; ${dropValue(inner)}`;
+  if (variable === undefined || inner === undefined || !error.message.endsWith(`; ${inner}`)) return undefined;
+  const path = / at "([_0-9A-Za-z$.[\]]+)"$/.exec(error.message.slice(0, -(inner.length + 2)))?.[1];
+  return { variable, ...(path ? { path } : {}), reason: withoutEchoedValues(inner) };
+}
+
+const describeVariable = ({ variable, path, reason }: VariableProblem) =>
+  `Variable "$${variable}" got an invalid value${path ? ` at "${path}"` : ''}; ${reason}`;
+
+/**
+ * A graphql-js message with the client's values left out: a scalar's or an enum's value, an
+ * object key of its own (a short name is kept), or a whole variable in a shape not read above.
+ */
+function withoutEchoedValues(message: string): string {
+  const variable = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" got invalid value /.exec(message)?.[1];
+  if (variable !== undefined) return `Variable "$${variable}" got an invalid value.`;
+  return message
+    .replace(/^(.* cannot represent (?:a )?[^:]*value): [\s\S]*$/, '$1.')
+    .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.')
+    .replace(/^Value "([\s\S]*)" does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.[\s\S]*$/, (_, value: string, type: string) => `Value ${clientName(value)}does not exist in "${type}" enum.`)
+    .replace(/^Field "([\s\S]*)" is not defined by type "([_A-Za-z][_0-9A-Za-z]*)"\.[\s\S]*$/, (_, key: string, type: string) => `Field ${clientName(key)}is not defined by type "${type}".`)
+    .replace(/^Field "([\s\S]*)" must be non-null\.$/, (_, key: string) => `Field ${clientName(key)}must be non-null.`);
 }
 
 /** A name the client sent, quoted when it is a short GraphQL name; anything else is not echoed. */
 const clientName = (text: string) => (/^[_A-Za-z][_0-9A-Za-z]{0,63}$/.test(text) ? `"${text}" ` : '');
-
-/** The variable path of a graphql-js coercion error ('input.metadata.0.value'), for its field violation. */
-export function variablePath(error: GraphQLError): string | undefined {
-  const inner = error.originalError instanceof GraphQLError ? error.originalError.message : undefined;
-  if (inner === undefined || !error.message.endsWith(`; ${inner}`) || !error.message.startsWith('Variable "$')) return undefined;
-  const prefix = error.message.slice(0, -(inner.length + 2));
-  const at = / at "([_0-9A-Za-z$.[\]]+)"$/.exec(prefix)?.[1] ?? /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)"/.exec(prefix)?.[1];
-  return at?.replace(/\[(\d+)\]/g, '.$1');
-}
 
 export function maskedInternal(requestId: string, source?: GraphQLError): GraphQLError {
   return new GraphQLError('Unexpected error.', {
