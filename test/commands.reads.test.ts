@@ -47,7 +47,10 @@ describe('user', () => {
     { name: 'the caller itself with x-service-orgid of its org', caller: U.alice, orgHeader: ORG_A, input: U.alice, then: returns(U.alice) },
     { name: 'the caller itself with x-service-orgid of another org: null', caller: U.alice, orgHeader: ORG_B, input: U.alice, then: returns(null) },
     { name: 'ORG_USER_MANAGER reads a user of its org', caller: U.managerA, input: U.alice, then: returns(U.alice) },
-    { name: 'any role in the org is enough (ORG_SETTINGS_MANAGER)', caller: U.settingsA, input: U.alice, then: returns(U.alice) },
+    { name: 'ORG_OWNER reads a user of its org (user.read)', caller: U.ownerA, input: U.alice, then: returns(U.alice) },
+    // Personal data needs user.read, as ZITADEL's GetUserByID: other roles reach no further than their permissions.
+    { name: 'ORG_SETTINGS_MANAGER (no user.read): PERMISSION_DENIED', caller: U.settingsA, input: U.alice, then: denied },
+    { name: 'ORG_PROJECT_CREATOR (no user.read): PERMISSION_DENIED', caller: U.creatorA, input: U.alice, then: denied },
     { name: 'a user without role reads a colleague: PERMISSION_DENIED', caller: U.alice, input: U.peerA, then: denied },
     // The same answer for an id of its org, an unknown one and one of another org: no probing which exist.
     { name: 'a user without role reads an unknown id: PERMISSION_DENIED, as for a colleague', caller: U.alice, input: 'ghost', then: denied },
@@ -84,7 +87,9 @@ describe('visibleMany (federation entities)', () => {
   const users = { kind: 'user', ids: [U.alice, U.bob, U.helperB, 'ghost'] };
   const row = (r: Omit<Row<Map<string, Snapshot<unknown>>>, 'given'>): Row<Map<string, Snapshot<unknown>>> => ({ given: seeded, ...r });
   commandTable(many, [
-    row({ name: 'users: the caller itself, and users of orgs where it holds a role', caller: U.helperB, input: users, then: sees(U.bob, U.helperB) }),
+    row({ name: 'users: the caller itself, and users of orgs where it holds user.read', caller: U.helperB, input: users, then: sees(U.bob, U.helperB) }),
+    row({ name: 'users: a role without user.read shows only the caller itself', caller: U.settingsA, input: { kind: 'user', ids: [U.alice, U.settingsA, U.bob] }, then: sees(U.settingsA) }),
+    row({ name: 'users: ORG_PROJECT_CREATOR sees projects, not users', caller: U.creatorA, input: { kind: 'user', ids: [U.alice, U.creatorA] }, then: sees(U.creatorA) }),
     row({ name: 'users: without role, only the caller itself', caller: U.alice, input: users, then: sees(U.alice) }),
     row({ name: 'users: IAM_OWNER sees all that exist', caller: ADMIN, input: users, then: sees(U.alice, U.bob, U.helperB) }),
     row({ name: 'users: x-service-orgid keeps only what lives in that org', caller: ADMIN, orgHeader: ORG_B, input: users, then: sees(U.bob) }),

@@ -658,13 +658,22 @@ describe('permissions end to end on the embedded stores', () => {
       expect(expectOk(await gw.send(MeDocument, {}, { token })).me.id).toBe(plain.userId);
     });
 
-    it.each(['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'])('a member holding %s reads the users of its organization', async (role) => {
+    it.each(['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_USER_VIEWER'])('a member holding %s (user.read) reads the users of its organization', async (role) => {
       const member = await addUser(orgId);
       await grant(orgId, member.userId, [role]);
       const token = await gw.tokenFor(member.userId);
       const user = expectOk(await gw.send(UserDocument, { id: colleague.userId }, { token })).user;
       expect(user?.id).toBe(colleague.userId);
       expect(user?.resourceOwner).toBe(orgId);
+    });
+
+    it.each(['ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'])('a member holding %s (no user.read) reads no other user: PERMISSION_DENIED, as for an unknown id', async (role) => {
+      const member = await addUser(orgId);
+      await grant(orgId, member.userId, [role]);
+      const token = await gw.tokenFor(member.userId);
+      expectError(await gw.send(UserDocument, { id: colleague.userId }, { token }), 'PERMISSION_DENIED', `${role} reads colleague`);
+      expectError(await gw.send(UserDocument, { id: unique('nobody-') }, { token }), 'PERMISSION_DENIED', `${role} reads unknown`);
+      expect(expectOk(await gw.send(UserDocument, { id: member.userId }, { token })).user?.id).toBe(member.userId);
     });
 
     it('a user of another organization, or of none, is null', async () => {

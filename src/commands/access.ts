@@ -75,13 +75,23 @@ export async function mayRead(ctx: CommandContext, caller: Caller, org: Snapshot
   return grants.instanceRoles.length > 0 || grants.orgRoles.length > 0;
 }
 
-/**
- * mayRead for many organizations with one instance lookup: a predicate telling
- * whether the caller holds any role in an organization, or an instance role.
- */
-export async function readerFor(ctx: CommandContext, caller: Caller): Promise<{ instanceRole: boolean; mayRead(org: Snapshot<Org>): boolean }> {
-  const instanceRole = (await instanceRoles(ctx, caller.id)).length > 0;
-  return { instanceRole, mayRead: (org) => instanceRole || rolesOf(org.state, caller.id).length > 0 };
+export interface Reader {
+  instanceRole: boolean;
+  /** Any role in the organization, or an instance role (mayRead). */
+  mayRead(org: Snapshot<Org>): boolean;
+  /** A permission in the organization, or from the instance roles (can). */
+  may(org: Snapshot<Org>, permission: Permission): boolean;
+}
+
+/** mayRead and can for many organizations with one instance lookup. */
+export async function readerFor(ctx: CommandContext, caller: Caller): Promise<Reader> {
+  const held = await instanceRoles(ctx, caller.id);
+  const instanceRole = held.length > 0;
+  return {
+    instanceRole,
+    mayRead: (org) => instanceRole || rolesOf(org.state, caller.id).length > 0,
+    may: (org, permission) => hasPermission({ instanceRoles: held, orgRoles: rolesOf(org.state, caller.id) }, permission),
+  };
 }
 
 export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {

@@ -28,7 +28,9 @@ export async function organization(ctx: CommandContext, id: string): Promise<Sna
  * The aggregates among `ids` the caller may see, in one store round trip for the
  * aggregates (plus one for their organizations):
  * - the caller's own user, and organization it belongs to;
- * - anything in an organization where the caller holds a role, or anywhere with an instance role;
+ * - users where the caller holds user.read (in their organization, or from an instance role),
+ *   as the `user` query;
+ * - anything else in an organization where the caller holds a role, or anywhere with an instance role;
  * - with an x-service-orgid header, only what lives in that organization (users, projects,
  *   identity providers), as the `user`, `project` and `identityProvider` queries do.
  */
@@ -47,7 +49,8 @@ export async function visibleMany<S>(ctx: CommandContext, kind: EntityKind, ids:
     const org = orgs.get(orgIdOf(snapshot));
     if (kind !== 'org' && ctx.orgHeader && snapshot.resourceOwner !== ctx.orgHeader) continue;
     const own = kind === 'user' ? id === caller.id : kind === 'org' && !!org && isOwnOrg(caller, org);
-    if (own || (org && reader.mayRead(org))) visible.set(id, snapshot);
+    const readable = !!org && (kind === 'user' ? reader.may(org, 'user.read') : reader.mayRead(org));
+    if (own || readable) visible.set(id, snapshot);
   }
   return visible;
 }
