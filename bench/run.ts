@@ -6,7 +6,8 @@
 // redis-server started like the tests do, unless MONGODB_URL / REDIS_URL are set).
 //
 // Three tables:
-//   1. Throughput on the embedded stores, beside raw-http and yoga-ping (req/s, ratios, peak RSS).
+//   1. Throughput on the embedded stores, beside raw-http, yoga-ping and yoga-durable (req/s, ratios,
+//      peak RSS).
 //   2. The MongoDB path, one request at a time (bench/round-trips.ts): per operation, the
 //      MongoDB and Redis commands and the sequential round trips per request, counted by a
 //      TCP proxy in front of each server (bench/delay-proxy.ts), the gateway's own CPU per
@@ -1012,6 +1013,7 @@ async function main(): Promise<number> {
 
   const raw = rows.find((r) => r.scenario === 'raw-http');
   const yoga = rows.find((r) => r.scenario === 'yoga-ping');
+  const durable = rows.find((r) => r.scenario === 'yoga-durable');
   for (const r of rows) {
     if (raw?.rps) r.ratioRawHttp = Math.round((r.rps / raw.rps) * 1000) / 1000;
     if (yoga?.rps) r.ratioYogaPing = Math.round((r.rps / yoga.rps) * 1000) / 1000;
@@ -1064,6 +1066,13 @@ async function main(): Promise<number> {
     );
     if (profileRow?.ratioYogaPing !== undefined && yoga) {
       lines.push('', `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`);
+    }
+    if (durable?.ratioYogaPing !== undefined && yoga) {
+      lines.push(
+        '',
+        `yoga-durable ÷ yoga-ping, same run: ${durable.rps} / ${yoga.rps} req/s = ${ratio(durable.ratioYogaPing)}: bare yoga whose mutation only commits one row before answering, the ceiling of any durable write here.` +
+          (profileRow ? ` updateHumanProfile (embedded) ÷ yoga-durable: ${ratio(Math.round((profileRow.rps / durable.rps) * 1000) / 1000)}.` : ''),
+      );
     }
   }
   if (latency) {

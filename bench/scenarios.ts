@@ -8,7 +8,7 @@ import { UpdateHumanProfileRequestSchema } from '@zitadel/proto/zitadel/manageme
 import type autocannon from 'autocannon';
 import type { H2Request } from './h2-load.ts';
 
-export type ServerKind = 'raw-http' | 'yoga-ping' | 'gateway';
+export type ServerKind = 'raw-http' | 'yoga-ping' | 'yoga-durable' | 'gateway';
 
 /** A started server: its GraphQL URL and, for the gateway, an administrator token. */
 export interface Target {
@@ -39,6 +39,8 @@ export interface Scenario {
 const DETAILS = 'fragment DetailsFields on Details { sequence creationDate changeDate resourceOwner }';
 export const OPS = {
   ping: 'mutation { ping }',
+  save: 'mutation ($id: ID!, $firstName: String!, $lastName: String!) { save(id: $id, firstName: $firstName, lastName: $lastName) }',
+  written: 'query ($prefix: String!) { written(prefix: $prefix) }',
   updateHumanProfile: `mutation UpdateHumanProfile($input: UpdateHumanProfileInput!) {
   updateHumanProfile(input: $input) { details { ...DetailsFields } }
 }
@@ -246,6 +248,19 @@ export const scenarios: Scenario[] = [
     server: 'yoga-ping',
     what: 'bare graphql-yoga, `mutation { ping }`, same node:http wiring as the gateway',
     load: async (target) => fixed(target, OPS.ping),
+  },
+  {
+    name: 'yoga-durable',
+    server: 'yoga-durable',
+    what: 'yoga-ping whose mutation commits one row to SQLite (worker thread, group commit, synchronous=FULL) before it answers: the floor of a durable write',
+    async load(target, connections) {
+      const prefix = `${RUN}-${(userSeq++).toString(36)}-`;
+      const ids = Array.from({ length: connections }, (_, c) => ({ id: `${prefix}${c}` }));
+      const load = alternatingPerConnection(target, ids, (u) =>
+        graphqlPosts(body(OPS.save, { id: u.id, ...PROFILES[0] }), body(OPS.save, { id: u.id, ...PROFILES[1] })),
+      );
+      return { ...load, after: async () => ({ storeWrites: (await graphql(target, OPS.written, { prefix })).written }) };
+    },
   },
   {
     name: 'updateHumanProfile',

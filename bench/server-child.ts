@@ -1,11 +1,15 @@
 // One server under load, in its own process so the bench can read its RSS:
-//   node dist/bench/server-child.js raw-http|yoga-ping|gateway   (after npm run build)
+//   node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway   (after npm run build)
 // Prints one JSON line on stdout when it listens ({ url, adminToken?, readyUs }) and stops on
 // SIGTERM/SIGINT with process.exit, so `--cpu-prof` gets to write its profile.
 // On SIGUSR2 it prints a mark line: event-loop delay and memory since the previous mark, and
 // the process's CPU time so far (user + system, all threads, µs).
 // The gateway reads its configuration from the environment, like `npm start`.
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createSchema, createYoga } from 'graphql-yoga';
@@ -82,6 +86,73 @@ function yogaPing(): Server {
   return createServer(yoga);
 }
 
+/**
+ * The floor of a durable write under graphql-yoga: yoga-ping's server whose mutation appends one
+ * row to SQLite before it answers, the least any gateway that answers only after a durable
+ * commit has to do. The row goes to a worker thread (no disk call on the event loop) that writes
+ * every row queued meanwhile in one transaction (group commit: one fsync for all), with the
+ * embedded store's durability (WAL, synchronous=FULL, exclusive lock), and answers each row.
+ * No token, permission, validation, log line or read: the gateway's own work on top of this
+ * is what separates updateHumanProfile from it.
+ */
+function yogaDurable(dataDir: string): { server: Server; close: () => Promise<void> } {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    const { DatabaseSync } = require('node:sqlite');
+    const db = new DatabaseSync(workerData.path);
+    db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
+    db.exec('CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, aggregate TEXT NOT NULL, payload TEXT NOT NULL)');
+    const insert = db.prepare('INSERT INTO events (aggregate, payload) VALUES (?, ?)');
+    const begin = db.prepare('BEGIN IMMEDIATE'), commit = db.prepare('COMMIT');
+    let queue = [];
+    const flush = () => {
+      const batch = queue;
+      queue = [];
+      begin.run();
+      const seqs = batch.map((r) => Number(insert.run(r.aggregate, r.payload).lastInsertRowid));
+      commit.run();
+      parentPort.postMessage(batch.map((r, i) => [r.id, seqs[i]]));
+    };
+    const count = db.prepare("SELECT COUNT(*) AS n FROM events WHERE aggregate LIKE ? || '%'");
+    parentPort.on('message', (row) => {
+      if (row.countPrefix !== undefined) parentPort.postMessage([[row.id, count.get(row.countPrefix).n]]);
+      else if (queue.push(row) === 1) setImmediate(flush);
+    });`,
+    { eval: true, workerData: { path: path.join(dataDir, 'floor.sqlite') } },
+  );
+  const waiting = new Map<number, (seq: number) => void>();
+  let next = 0;
+  worker.on('message', (answers: [number, number][]) => {
+    for (const [id, seq] of answers) {
+      waiting.get(id)!(seq);
+      waiting.delete(id);
+    }
+  });
+  const ask = (message: Record<string, string>) =>
+    new Promise<number>((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve);
+      worker.postMessage({ id, ...message });
+    });
+  const yoga = createYoga({
+    schema: createSchema({
+      typeDefs:
+        'type Query { written(prefix: String!): Int }\ntype Mutation { save(id: ID!, firstName: String!, lastName: String!): Int }',
+      resolvers: {
+        // The rows committed for ids starting with prefix: the bench's check that every answer was a write.
+        Query: { written: (_: unknown, a: { prefix: string }) => ask({ countPrefix: a.prefix }) },
+        Mutation: { save: (_: unknown, a: { id: string; firstName: string; lastName: string }) => ask({ aggregate: a.id, payload: JSON.stringify(a) }) },
+      },
+    }),
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: false,
+    logging: false,
+  });
+  const server = createServer(yoga);
+  return { server, close: async () => void (await worker.terminate()) };
+}
+
 function diffStats() {
   const now = storeStats();
   if (!now) return undefined;
@@ -114,6 +185,16 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   const url = await listen(server);
   stop = closeServer(server);
   out({ url, readyUs: nowUs() });
+} else if (kind === 'yoga-durable') {
+  const dataDir = process.env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'yoga-durable-'));
+  mkdirSync(dataDir, { recursive: true });
+  const floor = yogaDurable(dataDir);
+  const url = await listen(floor.server);
+  stop = async () => {
+    await closeServer(floor.server)();
+    await floor.close();
+  };
+  out({ url, readyUs: nowUs() });
 } else if (kind === 'gateway') {
   // Loaded only here: the baselines do not pay for the gateway's modules.
   const { loadConfig } = await import('../src/config.ts');
@@ -133,6 +214,6 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   };
   out({ url, adminToken, adminUserId: admin.adminUserId, readyUs: nowUs() });
 } else {
-  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|gateway (got ${kind})\n`);
+  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway (got ${kind})\n`);
   process.exit(2);
 }
