@@ -8,6 +8,7 @@ import { UnavailableError } from '../src/errors.ts';
 import { createMemoryCodeStore } from '../src/codes/memory.ts';
 import { MAX_BELOW, type CodeStore, type PendingCode } from '../src/codes/port.ts';
 import { createRedisCodeStore } from '../src/codes/redis.ts';
+import { faultyProxy } from './support/net.ts';
 import { describeWith } from './support/servers.ts';
 
 interface Harness {
@@ -245,6 +246,88 @@ function contract(makeHarness: () => Promise<Harness>) {
     expect(await check(x, 'l')).toEqual({ status: 'missing' });
   });
 
+  it('a match named by its token is undone by restore: the code is pending again with its attempts and expiry', async () => {
+    const u = user();
+    await put(u, 'p', 60);
+    await check(u, 'x');
+    await check(u, 'x');
+    await h.advance(1);
+    expect(await h.store.check(u, 'email', 'p', MAX, 'verify-1')).toEqual({ status: 'ok', address: A });
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+    expect(await h.store.restore(u, 'email', 'verify-1')).toBe(true);
+    // Its attempts as they were (2), not a fresh code; its lifetime not renewed.
+    const replaced = await put(u, 'q');
+    expect(replaced.previous).toMatchObject({ hash: 'p', address: A, attempts: 2 });
+    expect(replaced.previous!.ttlMs).toBeLessThanOrEqual(59_000);
+    expect(await h.store.restore(u, 'email', replaced.token)).toBe(true);
+    expect(await check(u, 'x')).toEqual({ status: 'wrong', attemptsLeft: MAX - 3 });
+    expect(await check(u, 'p')).toEqual({ status: 'ok', address: A });
+    // Once: the token undoes nothing more.
+    expect(await h.store.restore(u, 'email', 'verify-1')).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+  });
+
+  it('a code put after a match stays pending when the match is undone; the matched code never comes back', async () => {
+    const u = user();
+    await put(u, 'p');
+    expect(await h.store.check(u, 'email', 'p', MAX, 'verify-2')).toEqual({ status: 'ok', address: A });
+    const resent = await put(u, 'w');
+    expect(resent.previous, 'the matched code is not pending').toBeNull();
+    expect(await h.store.restore(u, 'email', 'verify-2')).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'wrong', attemptsLeft: MAX - 1 });
+    expect(await check(u, 'w')).toEqual({ status: 'ok', address: A });
+    // Undoing the put that came after too leaves nothing: the match was undone below it.
+    const v = user();
+    await put(v, 'p');
+    await h.store.check(v, 'email', 'p', MAX, 'verify-3');
+    const later = await put(v, 'w');
+    expect(await h.store.restore(v, 'email', 'verify-3')).toBe(false);
+    expect(await h.store.restore(v, 'email', later.token)).toBe(true);
+    expect(await check(v, 'p')).toEqual({ status: 'ok', address: A });
+  });
+
+  it('a match is not undone by a token it was not given, nor by a wrong check', async () => {
+    const u = user();
+    await put(u, 'p');
+    expect(await h.store.check(u, 'email', 'nope', MAX, 'verify-4')).toEqual({ status: 'wrong', attemptsLeft: MAX - 1 });
+    expect(await h.store.restore(u, 'email', 'verify-4')).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'ok', address: A });
+    expect(await h.store.restore(u, 'email', 'another')).toBe(false);
+    expect(await check(u, 'p')).toEqual({ status: 'missing' });
+  });
+
+  it('the service: verifyUndoable hands back an undo that makes the code verify again', async () => {
+    const codes = service();
+    const u = user();
+    const code = await codes.issue(u, 'email', A);
+    const first = await codes.verifyUndoable(u, 'email', code, A);
+    expect(first.result).toBe('ok');
+    expect(await codes.verify(u, 'email', code, A)).toBe('missing');
+    await first.undo();
+    expect(await codes.verify(u, 'email', code, A)).toBe('ok');
+    // A wrong code's undo changes nothing.
+    const other = await codes.issue(u, 'email', A);
+    const wrong = await codes.verifyUndoable(u, 'email', other === 'AAAAAA' ? 'BBBBBB' : 'AAAAAA', A);
+    expect(wrong.result).toBe('wrong');
+    await wrong.undo();
+    expect(await codes.verify(u, 'email', other, A)).toBe('ok');
+  });
+
+  it('the service: a check whose answer is lost is taken back before the error', async () => {
+    const u = user();
+    const codes = createCodeService({
+      // The store runs the check, then the answer never arrives.
+      store: { ...h.store, check: async (...args) => (await h.store.check(...args), Promise.reject(new UnavailableError('answer lost'))) },
+      hmacKey: 'lost-answer-key',
+      ttlSeconds: 60,
+      maxAttempts: MAX,
+    });
+    const code = await codes.issue(u, 'email', A);
+    await expect(codes.verifyUndoable(u, 'email', code, A)).rejects.toBeInstanceOf(UnavailableError);
+    const plain = createCodeService({ store: h.store, hmacKey: 'lost-answer-key', ttlSeconds: 60, maxAttempts: MAX });
+    expect(await plain.verify(u, 'email', code, A)).toBe('ok');
+  });
+
   it('restore brings back nothing once the pending code was used, voided or expired', async () => {
     const u = user();
     await put(u, 'p');
@@ -378,6 +461,29 @@ describeWith('redis', 'redis code store', (url) => {
         await store.close();
       },
     };
+  });
+
+  it('a verification whose answer a stall lost (command timeout) is taken back once Redis runs it', async () => {
+    const proxy = await faultyProxy(url);
+    await proxy.up();
+    const stalled = await createRedisCodeStore({ url: proxy.url, keyPrefix });
+    const direct = await createRedisCodeStore({ url, keyPrefix });
+    const service = (store: CodeStore) => createCodeService({ store, hmacKey: 'stall-key', ttlSeconds: 60, maxAttempts: MAX });
+    try {
+      const u = user();
+      const code = await service(direct).issue(u, 'email', 'a@example.com');
+      proxy.hold();
+      // The check and then its undo wait in the stalled connection; both time out here.
+      await expect(service(stalled).verifyUndoable(u, 'email', code, 'a@example.com')).rejects.toBeInstanceOf(UnavailableError);
+      proxy.release();
+      // Redis runs the check (a match: consumed), then the undo; the ping answers after both.
+      await stalled.ping();
+      expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
+    } finally {
+      await stalled.close();
+      await direct.close();
+      await proxy.down();
+    }
   });
 
   it('rejects fast with UnavailableError when nothing listens', async () => {

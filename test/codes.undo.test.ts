@@ -81,6 +81,37 @@ describe('a failed append takes the code back (command level)', () => {
     expect(verified.ok, 'the earlier code verifies').toBe(true);
   });
 
+  it('verifyEmail whose append fails: its code verifies again, unless a code was resent meanwhile', async () => {
+    const h = await given([...world, facts.emailChanged(U.alice, 'pending@example.com')]);
+    const store = h.deps.store;
+    const failAppend = (before: () => Promise<void> = async () => {}) => {
+      h.deps.store = new Proxy(store, {
+        get: (t, p, r) =>
+          p === 'append' ? () => before().then(() => Promise.reject(new UnavailableError('event store unavailable'))) : (Reflect.get(t, p, r) as unknown),
+      });
+    };
+    const verify = (code: string) => h.when((ctx) => verifyEmail(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
+
+    const first = await h.deps.codes.issue(U.alice, 'email', 'pending@example.com');
+    failAppend();
+    const failed = await verify(first);
+    expect(!failed.ok && failed.error).toBeInstanceOf(UnavailableError);
+    h.deps.store = store;
+
+    // A resend lands between the verification's check and its failed append: the resent code stays.
+    let resent = '';
+    failAppend(async () => {
+      resent = await h.deps.codes.issue(U.alice, 'email', 'pending@example.com');
+    });
+    const raced = await verify(first);
+    expect(!raced.ok && raced.error, 'the first code verified: it was pending again').toBeInstanceOf(UnavailableError);
+    h.deps.store = store;
+    const stale = await verify(first);
+    expect(codeOf(!stale.ok && stale.error), 'the first code was replaced by the resent one').toBe('INVALID_ARGUMENT');
+    const verified = await verify(resent);
+    expect(verified.ok, 'the resent code, the one mailed last, verifies').toBe(true);
+  });
+
   it('updateHumanPhone losing to the same change: the winner\'s SMS code still verifies', async () => {
     const h = await given(world, { sms: true });
     let winnerCode = '';

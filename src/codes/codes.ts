@@ -1,6 +1,6 @@
 // Verification-code service (DESIGN.md section 4): issues CSPRNG codes and
 // keeps only their HMAC in the CodeStore.
-import { createHmac, randomInt } from 'node:crypto';
+import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { CodeChannel, CodeStore } from './port.ts';
 
 export type VerifyResult = 'ok' | 'wrong' | 'missing' | 'address-changed';
@@ -24,8 +24,13 @@ export interface CodeService {
    */
   issueUndoable(userId: string, channel: CodeChannel, address: string): Promise<{ code: string; undo: Undo }>;
   verify(userId: string, channel: CodeChannel, code: string, currentAddress: string): Promise<VerifyResult>;
-  /** Puts back a code that verified when what it confirms could not be written (the store was down). */
-  restore(userId: string, channel: CodeChannel, code: string, address: string): Promise<void>;
+  /**
+   * Verifies like verify, with the undo for when what the code confirms could not be written:
+   * it makes the code pending again (its attempts and lifetime as they were), unless another
+   * request has issued or cleared one since. When the store's answer is lost (it timed out), the
+   * match, if it happened, is taken back before the error is thrown.
+   */
+  verifyUndoable(userId: string, channel: CodeChannel, code: string, currentAddress: string): Promise<{ result: VerifyResult; undo: Undo }>;
   /** Voids any pending code; the undo puts it back (as issueUndoable's). */
   clear(userId: string, channel: CodeChannel): Promise<Undo>;
 }
@@ -60,6 +65,16 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
     return { code, undo: () => store.restore(userId, channel, token).then(() => {}) };
   };
 
+  async function verify(userId: string, channel: CodeChannel, code: string, currentAddress: string, token?: string): Promise<VerifyResult> {
+    const result = await store.check(userId, channel, hash(userId, channel, code.trim().toUpperCase()), maxAttempts, token);
+    if (result.status !== 'ok') return result.status;
+    // The store has consumed the code by now. That is deliberate: once the
+    // address has changed this code can never become valid again. The store
+    // only reveals the address on a match, so a wrong code for a changed
+    // address is still 'wrong' (and counts an attempt).
+    return result.address === currentAddress ? 'ok' : 'address-changed';
+  }
+
   return {
     async issue(userId, channel, address) {
       return (await issueUndoable(userId, channel, address)).code;
@@ -67,18 +82,18 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
 
     issueUndoable,
 
-    async verify(userId, channel, code, currentAddress) {
-      const result = await store.check(userId, channel, hash(userId, channel, code.trim().toUpperCase()), maxAttempts);
-      if (result.status !== 'ok') return result.status;
-      // The store has consumed the code by now. That is deliberate: once the
-      // address has changed this code can never become valid again. The store
-      // only reveals the address on a match, so a wrong code for a changed
-      // address is still 'wrong' (and counts an attempt).
-      return result.address === currentAddress ? 'ok' : 'address-changed';
-    },
+    verify,
 
-    async restore(userId, channel, code, address) {
-      await store.put(userId, channel, { hash: hash(userId, channel, code.trim().toUpperCase()), address }, ttlSeconds);
+    async verifyUndoable(userId, channel, code, currentAddress) {
+      const token = randomBytes(12).toString('hex');
+      const undo = () => store.restore(userId, channel, token).then(() => {});
+      try {
+        return { result: await verify(userId, channel, code, currentAddress, token), undo };
+      } catch (err) {
+        // The check may have run and consumed the code with its answer lost: nothing was written, so take it back.
+        await undo().catch(() => {});
+        throw err;
+      }
     },
 
     async clear(userId, channel) {

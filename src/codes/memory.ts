@@ -64,6 +64,14 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
   };
 
   const token = () => randomBytes(12).toString('hex');
+  /** A clear (or a match's consumption) over `stack`: kept as long as what it hides. */
+  const clearMark = (name: string, stack: Entry[]): Entry => ({
+    token: name,
+    hash: null,
+    address: '',
+    attempts: 0,
+    expiresAt: Math.max(...stack.map((e) => e.expiresAt)),
+  });
 
   return {
     async put(userId, channel, code, ttlSeconds) {
@@ -77,12 +85,13 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
       });
     },
 
-    async check(userId, channel, hash, maxAttempts): Promise<CheckResult> {
+    async check(userId, channel, hash, maxAttempts, consumedBy = token()): Promise<CheckResult> {
       const k = key(userId, channel);
-      const entry = live(k)?.at(-1);
-      if (!entry || entry.hash === null || entry.attempts >= maxAttempts) return { status: 'missing' };
+      const stack = live(k);
+      const entry = stack?.at(-1);
+      if (!stack || !entry || entry.hash === null || entry.attempts >= maxAttempts) return { status: 'missing' };
       if (entry.hash === hash) {
-        stacks.delete(k);
+        push(k, clearMark(consumedBy, stack));
         return { status: 'ok', address: entry.address };
       }
       entry.attempts++;
@@ -95,8 +104,7 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
       const stack = live(k);
       // A clear over nothing has nothing to hide: nothing to store.
       if (!stack) return { previous: null, token: token() };
-      // Kept as long as what it hides.
-      return push(k, { token: token(), hash: null, address: '', attempts: 0, expiresAt: Math.max(...stack.map((e) => e.expiresAt)) });
+      return push(k, clearMark(token(), stack));
     },
 
     async restore(userId, channel, undo) {

@@ -55,7 +55,11 @@ export type CheckResult =
  * removed: P. A plain compare-and-set restore of the previous record would get
  * the first of these wrong (B would put back A, whose append failed).
  * A verify in between only ever sees the top (a code below cannot be used),
- * and a consumed or voided code takes the whole stack with it.
+ * and a voided code takes the whole stack with it. A match is undoable too
+ * (verifyEmail consumes the code before appending its event): it pushes a
+ * clear named by the check's token over the code it consumed, so restore(token)
+ * makes that code pending again, with its attempts and remaining lifetime,
+ * unless a later put or clear has replaced it meanwhile, exactly as above.
  */
 /** Entries a store keeps below the pending one: how many requests on one user and channel may be undone at once. */
 export const MAX_BELOW = 8;
@@ -65,9 +69,11 @@ export interface CodeStore {
   put(userId: string, channel: CodeChannel, code: PendingCode, ttlSeconds: number): Promise<Replaced>;
   /**
    * Atomically compare `hash` with the pending code: a match consumes it
-   * (single use); a mismatch counts an attempt and voids the code at maxAttempts.
+   * (single use) with a clear named `token` (restore(token) takes the match back;
+   * the caller makes the token, so it can do so even when the answer was lost);
+   * a mismatch counts an attempt and voids the code at maxAttempts.
    */
-  check(userId: string, channel: CodeChannel, hash: string, maxAttempts: number): Promise<CheckResult>;
+  check(userId: string, channel: CodeChannel, hash: string, maxAttempts: number, token?: string): Promise<CheckResult>;
   /** Remove any pending code (e.g. the address was verified another way); atomically returns the one removed. */
   clear(userId: string, channel: CodeChannel): Promise<Replaced>;
   /**

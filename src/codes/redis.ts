@@ -36,17 +36,27 @@ local function load(key, now)
   return stack
 end
 -- Writes the stack back: clears at its bottom hide nothing, the key lives as long as its top.
+-- The key is updated in place, never deleted and made again: while its Cluster slot migrates,
+-- a script may change a key the node holds but not create one.
 local function save(key, stack, now)
   while #stack > 0 and stack[1].h == '' do table.remove(stack, 1) end
-  redis.call('DEL', key)
-  if #stack == 0 then return end
   local top = stack[#stack]
-  if top.x <= now then return end
+  if not top or top.x <= now then
+    redis.call('DEL', key)
+    return
+  end
   redis.call('HSET', key, 'hash', top.h, 'address', top.a, 'attempts', top.n, 'token', top.t)
   local below = {}
   for i = math.max(1, #stack - ${MAX_BELOW}), #stack - 1 do table.insert(below, stack[i]) end
-  if #below > 0 then redis.call('HSET', key, 'below', cjson.encode(below)) end
+  if #below > 0 then redis.call('HSET', key, 'below', cjson.encode(below)) else redis.call('HDEL', key, 'below') end
   redis.call('PEXPIRE', key, top.x - now)
+end
+-- A clear named token over the stack (its mark lives as long as what it hides), saved.
+local function push_clear(key, stack, token, now)
+  local x = 0
+  for _, e in ipairs(stack) do if e.x > x then x = e.x end end
+  table.insert(stack, { t = token, h = '', a = '', n = 0, x = x })
+  save(key, stack, now)
 end
 -- The pending code as put and clear return it: hash, address, attempts, ms left; {} for none.
 local function pending(stack, now)
@@ -71,10 +81,7 @@ local now = now_ms()
 local stack = load(KEYS[1], now)
 if not stack then return {} end
 local previous = pending(stack, now)
-local x = 0
-for _, e in ipairs(stack) do if e.x > x then x = e.x end end
-table.insert(stack, { t = ARGV[1], h = '', a = '', n = 0, x = x })
-save(KEYS[1], stack, now)
+push_clear(KEYS[1], stack, ARGV[1], now)
 return previous`;
 
 // KEYS[1] code key; ARGV token. 1: the entry was pending (the one below it is now); 0: not (or gone).
@@ -93,14 +100,18 @@ for i = #stack, 1, -1 do
 end
 return 0`;
 
-// KEYS[1] code key; ARGV hash, maxAttempts. Comparing HMACs, so a plain == leaks nothing useful.
-// Only the pending entry counts; a match or the last attempt deletes the key, entries below with it.
-const CHECK = `
+// KEYS[1] code key; ARGV hash, maxAttempts, token. Comparing HMACs, so a plain == leaks nothing useful.
+// Only the pending entry counts; a match pushes a clear named token over it (restore takes the
+// match back); the last attempt deletes the key, entries below with it.
+const CHECK = `${STACK}
 local v = redis.call('HMGET', KEYS[1], 'hash', 'address', 'attempts')
 local max = tonumber(ARGV[2])
 if not v[1] or v[1] == '' or (tonumber(v[3]) or 0) >= max then return {'missing'} end
 if v[1] == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+  local now = now_ms()
+  local stack = load(KEYS[1], now)
+  if not stack then return {'missing'} end
+  push_clear(KEYS[1], stack, ARGV[3], now)
   return {'ok', v[2]}
 end
 local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
@@ -113,7 +124,7 @@ interface Scripts {
   codePut(key: string, hash: string, address: string, ttlMs: number, token: string): Promise<Previous>;
   codeClear(key: string, token: string): Promise<Previous>;
   codeRestore(key: string, token: string): Promise<number>;
-  codeCheck(key: string, hash: string, maxAttempts: number): Promise<[string, (string | number)?]>;
+  codeCheck(key: string, hash: string, maxAttempts: number, token: string): Promise<[string, (string | number)?]>;
 }
 
 // Redis's own error replies are bugs or misconfiguration, but those that say "not now"
@@ -163,8 +174,8 @@ export async function createRedisCodeStore(options: RedisCodeStoreOptions): Prom
       return { previous: stored(previous), token: t };
     },
 
-    async check(userId, channel, hash, maxAttempts): Promise<CheckResult> {
-      const [status, value] = await guard(() => client.codeCheck(key(userId, channel), hash, maxAttempts));
+    async check(userId, channel, hash, maxAttempts, consumedBy = token()): Promise<CheckResult> {
+      const [status, value] = await guard(() => client.codeCheck(key(userId, channel), hash, maxAttempts, consumedBy));
       if (status === 'ok') return { status, address: String(value) };
       if (status === 'wrong') return { status, attemptsLeft: Number(value) };
       return { status: 'missing' };

@@ -250,21 +250,16 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
   const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
   const address = channel === 'email' ? user.state.email.email : user.state.phone?.phone;
   if (!address) throw failedPrecondition('The user has no phone');
-  const outcome = await ctx.deps.codes.verify(user.id, channel, input.verificationCode, address);
-  if (outcome === 'wrong') throw invalid('input.verificationCode', 'the code is not valid');
-  if (outcome !== 'ok') throw failedPrecondition(`No valid ${channel} code is pending for this ${channel}`);
-  const verified = () =>
+  const { result, undo } = await ctx.deps.codes.verifyUndoable(user.id, channel, input.verificationCode, address);
+  if (result === 'wrong') throw invalid('input.verificationCode', 'the code is not valid');
+  if (result !== 'ok') throw failedPrecondition(`No valid ${channel} code is pending for this ${channel}`);
+  // The code is consumed; when nothing is written, it is pending again so the user can try again.
+  const { snapshot } = await undoIfThrows([undo], () =>
     write(ctx, 'user', user.id, (current) => {
       if (!current) throw notFound('User');
       return { ...(channel === 'email' ? userEvent.emailVerified() : userEvent.phoneVerified()), resourceOwner: current.resourceOwner };
-    });
-  try {
-    return detailsOf((await verified()).snapshot, false);
-  } catch (err) {
-    // The code was consumed but nothing was written: put it back so the user can try again.
-    await ctx.deps.codes.restore(user.id, channel, input.verificationCode, address).catch(() => {});
-    throw err;
-  }
+    }));
+  return detailsOf(snapshot, false);
 }
 
 export const verifyEmail = command((c) => userInputRules(c).verifyCode, (ctx, input) => verifyChannel(ctx, input, 'email'));

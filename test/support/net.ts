@@ -36,8 +36,8 @@ function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => 
 }
 
 /**
- * A TCP proxy to a server (given by URL) that a test can cut and restore, on a port fixed up
- * front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
+ * A TCP proxy to a server (given by URL) that a test can cut and restore, or hold, on a port
+ * fixed up front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
  * the server, but its answer never comes back: the connection is dropped instead, as when a
  * network fails after the server has written.
  */
@@ -48,8 +48,20 @@ export async function faultyProxy(target: string) {
   let server: Server | undefined;
   let lose: ((message: Buffer) => boolean) | undefined;
   let lost = 0;
+  /** While held: what clients send, in order, per upstream connection (a stalled server). */
+  let held: { upstream: Socket; chunk: Buffer }[] | undefined;
   return {
     url: `${protocol}//127.0.0.1:${port}/`,
+    /** Holds what clients send until release(): the server stalls, the connections stay up. */
+    hold() {
+      held ??= [];
+    },
+    /** Sends what was held, in order, and stops holding. */
+    release() {
+      const chunks = held ?? [];
+      held = undefined;
+      for (const { upstream, chunk } of chunks) if (!upstream.destroyed) upstream.write(chunk);
+    },
     loseAnswers(match: ((message: Buffer) => boolean) | undefined) {
       lose = match;
     },
@@ -66,15 +78,22 @@ export async function faultyProxy(target: string) {
             s.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
           }
           const doomed = new Set<number>();
-          client.on('data', wireMessages((m) => void (lose?.(m) && doomed.add(m.readInt32LE(4)))));
-          client.pipe(upstream);
-          upstream.on('data', wireMessages((m) => {
-            if (doomed.has(m.readInt32LE(8))) {
-              lost++;
-              client.destroy();
-              upstream.destroy();
-            } else if (!client.destroyed) client.write(m);
-          }));
+          // loseAnswers reads MongoDB's framing: other protocols (Redis) are only forwarded.
+          const watch = protocol === 'mongodb:' ? wireMessages((m) => void (lose?.(m) && doomed.add(m.readInt32LE(4)))) : () => {};
+          client.on('data', (chunk: Buffer) => {
+            watch(chunk);
+            if (held) held.push({ upstream, chunk });
+            else upstream.write(chunk);
+          });
+          if (protocol !== 'mongodb:') upstream.pipe(client);
+          else
+            upstream.on('data', wireMessages((m) => {
+              if (doomed.has(m.readInt32LE(8))) {
+                lost++;
+                client.destroy();
+                upstream.destroy();
+              } else if (!client.destroyed) client.write(m);
+            }));
         }).listen(port, '127.0.0.1', resolve);
       }),
     down: () =>
