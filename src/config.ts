@@ -24,6 +24,8 @@ export interface Config {
   snapshotCacheMb: number;
   mongodbUrl?: string;
   mongodbDb: string;
+  /** How long a MongoDB read may wait for its answer before UNAVAILABLE; 0: no bound (src/store/mongo.ts readTimeoutMS). */
+  mongodbReadTimeoutMs: number;
   /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
   storeRepairIntervalMs: number;
   /**
@@ -162,6 +164,7 @@ export function loadConfig(env: Env = process.env): Config {
     snapshotCacheMb: wholeNumber('SNAPSHOT_CACHE_MB', env.SNAPSHOT_CACHE_MB, 32),
     mongodbUrl: env.MONGODB_URL || undefined,
     mongodbDb: env.MONGODB_DB ?? 'identity',
+    mongodbReadTimeoutMs: ms('MONGODB_READ_TIMEOUT_MS', env.MONGODB_READ_TIMEOUT_MS, 10_000),
     storeRepairIntervalMs: ms('STORE_REPAIR_INTERVAL_MS', env.STORE_REPAIR_INTERVAL_MS, 1000),
     redis: redisConnection(env),
     jwksUrl: env.JWKS_URL || undefined,

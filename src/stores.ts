@@ -43,6 +43,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
       await (await import('./store/mongo.ts')).createMongoStore({
         url: config.mongodbUrl,
         dbName: config.mongodbDb,
+        readTimeoutMS: config.mongodbReadTimeoutMs,
         reducers,
         userFields: userSearchFields,
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),

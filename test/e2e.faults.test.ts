@@ -120,6 +120,45 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
   });
 });
 
+describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoUrl) => {
+  let gw: TestGateway;
+  let proxy: Awaited<ReturnType<typeof startGatewayBehindProxy>>['proxy'];
+  beforeAll(async () => {
+    ({ gw, proxy } = await startGatewayBehindProxy(mongoUrl, 'stall', { MONGODB_READ_TIMEOUT_MS: '1000' }));
+  });
+  afterAll(async () => {
+    proxy?.release();
+    await gw?.close();
+  });
+
+  it('a mutation answers UNAVAILABLE while it is still stalled (MONGODB_READ_TIMEOUT_MS), writes nothing, and works once it answers', async () => {
+    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `stall-${Date.now()}@example.com`, isVerified: true } } });
+    const userId = existing.data!.addHumanUser.userId;
+
+    proxy.hold();
+    try {
+      // Held until the finally below: without the bound these take the driver's ~40 s to give the
+      // server up, and the test times out first.
+      const update = await gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Stalled', lastName: 'Never' } });
+      expect(onlyError(update).extensions?.code).toBe('UNAVAILABLE');
+      expect(update.status).toBe(503);
+      noStack(update.text);
+      const created = await gw.send(AddHumanUserDocument, { input: { userId: 'stalled-user', username: 'stalled', profile, email: { email: 'stalled@example.com', isVerified: true } } });
+      expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
+    } finally {
+      proxy.release();
+    }
+
+    const retried = await eventually(() => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'After', lastName: 'Stall' } }));
+    expect(retried.errors, retried.text).toBeUndefined();
+    expect(retried.data!.updateHumanProfile.details.sequence).toBe('2');
+    const events = await gw.gateway.deps.store.events('user', userId);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2]);
+    expect(await gw.gateway.deps.store.load('user', 'stalled-user')).toBeNull();
+    expect(await gw.gateway.deps.store.lookup('username:stalled')).toBeNull();
+  }, 20_000);
+});
+
 describe('when the store fails after a code was checked', () => {
   let gw: TestGateway;
   beforeAll(async () => {

@@ -78,6 +78,13 @@ export interface MongoStoreOptions {
   claimGraceMs?: number;
   /** How long an operation waits for a reachable server before UnavailableError. */
   serverSelectionTimeoutMS?: number;
+  /**
+   * How long a read (load, lookup, events, searches, ping) may wait for its answer before
+   * UnavailableError: a stalled server (connections up, no answer) costs a request this long,
+   * not the ~40 s the driver's monitoring takes to give the server up. Writes are not cut: an
+   * append's outcome is settled by the driver's answer or the lost-answer lookup. 0: no bound.
+   */
+  readTimeoutMS?: number;
   /** Called for every command this store's calls send (the driver's command monitoring), e.g. for metrics. */
   onCommand?: MongoCommandListener;
   /** From the first command on, what inspectCommands reports (tests only: bodies hold user data). */
@@ -210,6 +217,21 @@ const duplicateOfId = (e: unknown) =>
 /** How long the check of an insert that failed without a definite answer may take (wasWritten). */
 const IN_DOUBT_CHECK_MS = 5000;
 
+/**
+ * `work`, or UnavailableError once `ms` have passed without its answer (0: no bound). The driver
+ * has no bound of its own on an answer that never comes (its timeoutMS does nothing in this
+ * version): only its monitoring gives a stalled server up, after about 40 s.
+ */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  if (!ms) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UnavailableError(`store unavailable: no answer within ${ms} ms`)), ms);
+  });
+  work.catch(() => {}); // once given up, its failure is nobody's
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 function toEvent(doc: EventDoc): StoredEvent {
   const { _id, ...event } = doc;
   return { ...event, claims: event.claims ?? [] };
@@ -323,6 +345,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       throw isUnavailable(e) ? new UnavailableError('store unavailable', { cause: e }) : e;
     }
   }
+
+  /** run, for a read: UnavailableError past readTimeoutMS (the driver's call goes on, its outcome unused). */
+  const runRead = <T>(work: () => Promise<T>): Promise<T> => withDeadline(run(work), options.readTimeoutMS ?? 0);
 
   // A user's searchable fields go with its state, in the same update: no extra round trip.
   const withSearch = (type: AggregateType, fields: Omit<Snapshot<unknown>, 'id'>) =>
@@ -678,7 +703,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
    */
   async function wasWritten(id: ObjectId): Promise<boolean> {
     try {
-      return (await events.findOne({ _id: id }, { projection: { _id: 1 }, timeoutMS: IN_DOUBT_CHECK_MS })) !== null;
+      return (await withDeadline(events.findOne({ _id: id }, { projection: { _id: 1 } }), IN_DOUBT_CHECK_MS)) !== null;
     } catch {
       return false;
     }
@@ -714,10 +739,10 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
 
     repairStats,
 
-    load: (type, id) => run(() => loadOne(type, id)),
+    load: (type, id) => runRead(() => loadOne(type, id)),
 
     loadMany: <S>(type: AggregateType, ids: readonly string[], maxBytes?: number) =>
-      run(async () => {
+      runRead(async () => {
         const unique = [...new Set(ids)];
         const result = new Map<string, Snapshot<S>>();
         if (unique.length === 0) return result;
@@ -794,27 +819,27 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       }),
 
     lookup: (key) =>
-      run(async () => {
+      runRead(async () => {
         const holder = await constraints.findOne({ _id: key });
         if (!holder || (isStale(holder) && !(await isConfirmed(holder)))) return null;
         return { aggregateType: holder.aggregateType, aggregateId: holder.aggregateId };
       }),
 
     events: (type, id) =>
-      run(async () => {
+      runRead(async () => {
         const docs = await events.find({ aggregateType: type, aggregateId: id }).sort({ sequence: 1 }).toArray();
         return docs.map(toEvent);
       }),
 
     eventRange: (type, id, from, to) =>
-      run(async () => {
+      runRead(async () => {
         const range = { aggregateType: type, aggregateId: id, sequence: { $gte: from, $lte: to } };
         const docs = await events.find(range).sort({ sequence: 1 }).toArray();
         return docs.map(toEvent);
       }),
 
     searchUsers: <S>(search: UserSearch) =>
-      run(async () => {
+      runRead(async () => {
         if (search.limit <= 0) return [];
         await prepareSearch();
         const { filter, sort } = userSearchQuery(search);
@@ -827,13 +852,13 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       }),
 
     countUsers: (filter) =>
-      run(async () => {
+      runRead(async () => {
         await prepareSearch();
         return states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>);
       }),
 
     ping: () =>
-      run(async () => {
+      runRead(async () => {
         await db.command({ ping: 1 });
       }),
 

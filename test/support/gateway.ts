@@ -128,10 +128,10 @@ export function violatedFields(error: ErrorBody): string[] {
  * A gateway on MongoDB reached through a TCP proxy the test can cut (`proxy.down()`)
  * and restore (`proxy.up()`); closing the gateway also removes the proxy.
  */
-export async function startGatewayBehindProxy(mongoUrl: string, dbPrefix: string) {
+export async function startGatewayBehindProxy(mongoUrl: string, dbPrefix: string, env: Record<string, string> = {}) {
   const proxy = await faultyProxy(mongoUrl);
   await proxy.up();
-  const gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `${dbPrefix}_${Date.now()}` } });
+  const gw = await startGateway({ env: { MONGODB_URL: proxy.url, MONGODB_DB: `${dbPrefix}_${Date.now()}`, ...env } });
   const close = gw.close;
   gw.close = async () => {
     await close();
