@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CodeService } from '../src/codes/codes.ts';
 import { addHumanUser, setEmail, updateHumanPhone, verifyEmail, verifyPhone } from '../src/commands/users.ts';
 import { AppError, UnavailableError } from '../src/errors.ts';
+import type { User } from '../src/model/users.ts';
 import { AddHumanUserDocument, SetEmailDocument, VerifyEmailDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { facts, given, ORG_A, U, world, type Harness } from './support/given.ts';
@@ -110,6 +111,46 @@ describe('a failed append takes the code back (command level)', () => {
     expect(codeOf(!stale.ok && stale.error), 'the first code was replaced by the resent one').toBe('INVALID_ARGUMENT');
     const verified = await verify(resent);
     expect(verified.ok, 'the resent code, the one mailed last, verifies').toBe(true);
+  });
+
+  it('verifyEmail racing a setEmail to another address: the new address is not verified by the old code', async () => {
+    const h = await given([...world, facts.emailChanged(U.alice, 'mine@example.com')]);
+    const code = await h.deps.codes.issue(U.alice, 'email', 'mine@example.com');
+    const real = h.deps.codes;
+    // The other request lands between the code's check and the verification's append.
+    h.deps.codes = {
+      ...real,
+      verifyUndoable: async (...args) => {
+        const checked = await real.verifyUndoable(...args);
+        await h.seed([facts.emailChanged(U.alice, 'ceo@victim.example')]);
+        return checked;
+      },
+    };
+    const raced = await h.when((ctx) => verifyEmail(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
+    expect(codeOf(!raced.ok && raced.error)).toBe('FAILED_PRECONDITION');
+    // Only the other request's change: no verification.
+    expect(raced.events.map((e) => e.type)).toEqual([facts.emailChanged(U.alice, '').type]);
+    const alice = (await h.deps.store.load<User>('user', U.alice))!;
+    expect(alice.state.email).toMatchObject({ email: 'ceo@victim.example', isVerified: false });
+  });
+
+  it('verifyPhone racing an updateHumanPhone to another number: the new number is not verified by the old code', async () => {
+    const h = await given([...world, facts.phoneChanged(U.alice, PHONE)], { sms: true });
+    const code = await h.deps.codes.issue(U.alice, 'phone', PHONE);
+    const real = h.deps.codes;
+    h.deps.codes = {
+      ...real,
+      verifyUndoable: async (...args) => {
+        const checked = await real.verifyUndoable(...args);
+        await h.seed([facts.phoneChanged(U.alice, '+41790000001')]);
+        return checked;
+      },
+    };
+    const raced = await h.when((ctx) => verifyPhone(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
+    expect(codeOf(!raced.ok && raced.error)).toBe('FAILED_PRECONDITION');
+    expect(raced.events.map((e) => e.type)).toEqual([facts.phoneChanged(U.alice, '').type]);
+    const alice = (await h.deps.store.load<User>('user', U.alice))!;
+    expect(alice.state.phone).toMatchObject({ phone: '+41790000001', isVerified: false });
   });
 
   it('updateHumanPhone losing to the same change: the winner\'s SMS code still verifies', async () => {

@@ -257,6 +257,10 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
   const { snapshot } = await undoIfThrows([undo], () =>
     write(ctx, 'user', user.id, (current) => {
       if (!current) throw notFound('User');
+      // The code proves the address it was sent to: one changed meanwhile (a setEmail between the
+      // check and this append, seen on a retry after the conflict) is not verified by it.
+      const now = channel === 'email' ? current.state.email.email : current.state.phone?.phone;
+      if (now !== address) throw failedPrecondition(`The ${channel} changed after the code was checked`);
       return { ...(channel === 'email' ? userEvent.emailVerified() : userEvent.phoneVerified()), resourceOwner: current.resourceOwner };
     }));
   return detailsOf(snapshot, false);
