@@ -463,28 +463,58 @@ describeWith('redis', 'redis code store', (url) => {
     };
   });
 
-  it('a verification whose answer a stall lost (command timeout) is taken back once Redis runs it', async () => {
+  /** A code store behind a test proxy (test/support/net.ts), one straight to Redis, and a code service over either. */
+  async function behindProxy(test: (t: { proxy: Awaited<ReturnType<typeof faultyProxy>>; proxied: CodeStore; direct: CodeStore; service: (store: CodeStore) => ReturnType<typeof createCodeService> }) => Promise<void>) {
     const proxy = await faultyProxy(url);
     await proxy.up();
-    const stalled = await createRedisCodeStore({ url: proxy.url, keyPrefix });
+    const proxied = await createRedisCodeStore({ url: proxy.url, keyPrefix });
     const direct = await createRedisCodeStore({ url, keyPrefix });
-    const service = (store: CodeStore) => createCodeService({ store, hmacKey: 'stall-key', ttlSeconds: 60, maxAttempts: MAX });
+    const service = (store: CodeStore) => createCodeService({ store, hmacKey: 'proxy-key', ttlSeconds: 60, maxAttempts: MAX });
     try {
+      await test({ proxy, proxied, direct, service });
+    } finally {
+      await proxied.close();
+      await direct.close();
+      await proxy.down();
+    }
+  }
+
+  it('a verification whose answer a stall lost (command timeout) is taken back once Redis runs it', () =>
+    behindProxy(async ({ proxy, proxied, direct, service }) => {
       const u = user();
       const code = await service(direct).issue(u, 'email', 'a@example.com');
       proxy.hold();
       // The check and then its undo wait in the stalled connection; both time out here.
-      await expect(service(stalled).verifyUndoable(u, 'email', code, 'a@example.com')).rejects.toBeInstanceOf(UnavailableError);
+      await expect(service(proxied).verifyUndoable(u, 'email', code, 'a@example.com')).rejects.toBeInstanceOf(UnavailableError);
       proxy.release();
       // Redis runs the check (a match: consumed), then the undo; the ping answers after both.
-      await stalled.ping();
+      await proxied.ping();
       expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
-    } finally {
-      await stalled.close();
-      await direct.close();
-      await proxy.down();
-    }
-  });
+    }));
+
+  it('a verification cut off by a dropped connection is not sent again after the reconnect (its undo was refused)', () =>
+    behindProxy(async ({ proxy, proxied, direct, service }) => {
+      const u = user();
+      const code = await service(direct).issue(u, 'email', 'a@example.com');
+      proxy.hold();
+      const verifying = service(proxied).verifyUndoable(u, 'email', code, 'a@example.com');
+      await sleep(100);
+      // The check never reached Redis; the connection drops, and the reconnect waits in the proxy too.
+      proxy.cut();
+      await expect(verifying).rejects.toBeInstanceOf(UnavailableError);
+      proxy.release();
+      // Once the store has reconnected: a check resent now would consume the code behind the caller's back.
+      for (let tries = 0; ; tries++) {
+        try {
+          await proxied.ping();
+          break;
+        } catch (e) {
+          if (tries > 50) throw e;
+          await sleep(100);
+        }
+      }
+      expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
+    }));
 
   it('rejects fast with UnavailableError when nothing listens', async () => {
     const started = Date.now();

@@ -113,45 +113,34 @@ describe('a failed append takes the code back (command level)', () => {
     expect(verified.ok, 'the resent code, the one mailed last, verifies').toBe(true);
   });
 
-  it('verifyEmail racing a setEmail to another address: the new address is not verified by the old code', async () => {
-    const h = await given([...world, facts.emailChanged(U.alice, 'mine@example.com')]);
-    const code = await h.deps.codes.issue(U.alice, 'email', 'mine@example.com');
-    const real = h.deps.codes;
-    // The other request lands between the code's check and the verification's append.
-    h.deps.codes = {
-      ...real,
-      verifyUndoable: async (...args) => {
-        const checked = await real.verifyUndoable(...args);
-        await h.seed([facts.emailChanged(U.alice, 'ceo@victim.example')]);
-        return checked;
-      },
-    };
-    const raced = await h.when((ctx) => verifyEmail(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
-    expect(codeOf(!raced.ok && raced.error)).toBe('FAILED_PRECONDITION');
-    // Only the other request's change: no verification.
-    expect(raced.events.map((e) => e.type)).toEqual([facts.emailChanged(U.alice, '').type]);
-    const alice = (await h.deps.store.load<User>('user', U.alice))!;
-    expect(alice.state.email).toMatchObject({ email: 'ceo@victim.example', isVerified: false });
-  });
-
-  it('verifyPhone racing an updateHumanPhone to another number: the new number is not verified by the old code', async () => {
-    const h = await given([...world, facts.phoneChanged(U.alice, PHONE)], { sms: true });
-    const code = await h.deps.codes.issue(U.alice, 'phone', PHONE);
-    const real = h.deps.codes;
-    h.deps.codes = {
-      ...real,
-      verifyUndoable: async (...args) => {
-        const checked = await real.verifyUndoable(...args);
-        await h.seed([facts.phoneChanged(U.alice, '+41790000001')]);
-        return checked;
-      },
-    };
-    const raced = await h.when((ctx) => verifyPhone(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
-    expect(codeOf(!raced.ok && raced.error)).toBe('FAILED_PRECONDITION');
-    expect(raced.events.map((e) => e.type)).toEqual([facts.phoneChanged(U.alice, '').type]);
-    const alice = (await h.deps.store.load<User>('user', U.alice))!;
-    expect(alice.state.phone).toMatchObject({ phone: '+41790000001', isVerified: false });
-  });
+  // The other request lands between the code's check and the verification's append.
+  const addressRaces = [
+    { name: 'verifyEmail racing a setEmail to another address', channel: 'email', verify: verifyEmail, from: 'mine@example.com', to: 'ceo@victim.example' },
+    { name: 'verifyPhone racing an updateHumanPhone to another number', channel: 'phone', verify: verifyPhone, from: PHONE, to: '+41790000001' },
+  ] as const;
+  for (const race of addressRaces) {
+    it(`${race.name}: the new one is not verified by the old code`, async () => {
+      const changed = race.channel === 'email' ? facts.emailChanged : facts.phoneChanged;
+      const h = await given([...world, changed(U.alice, race.from)], { sms: true });
+      const code = await h.deps.codes.issue(U.alice, race.channel, race.from);
+      const real = h.deps.codes;
+      h.deps.codes = {
+        ...real,
+        verifyUndoable: async (...args) => {
+          const checked = await real.verifyUndoable(...args);
+          await h.seed([changed(U.alice, race.to)]);
+          return checked;
+        },
+      };
+      const raced = await h.when((ctx) => race.verify(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
+      expect(codeOf(!raced.ok && raced.error)).toBe('FAILED_PRECONDITION');
+      // Only the other request's change: no verification.
+      expect(raced.events.map((e) => e.type)).toEqual([changed(U.alice, '').type]);
+      const alice = (await h.deps.store.load<User>('user', U.alice))!;
+      const now = race.channel === 'email' ? alice.state.email : alice.state.phone;
+      expect(now).toMatchObject({ [race.channel]: race.to, isVerified: false });
+    });
+  }
 
   it('updateHumanPhone losing to the same change: the winner\'s SMS code still verifies', async () => {
     const h = await given(world, { sms: true });

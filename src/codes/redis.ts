@@ -151,7 +151,9 @@ const stored = (reply: Previous): StoredCode | null =>
 
 export async function createRedisCodeStore(options: RedisCodeStoreOptions): Promise<CodeStore> {
   const prefix = options.keyPrefix ?? '';
-  const client = failFastRedis<Scripts>(options.url);
+  // A command whose connection dropped is failed, never sent again after the reconnect: its caller
+  // has been answered (and may have sent the undo of it, which must not be overtaken by it).
+  const client = failFastRedis<Scripts>(options.url, { autoResendUnfulfilledCommands: false });
   client.defineCommand('codePut', { numberOfKeys: 1, lua: PUT });
   client.defineCommand('codeCheck', { numberOfKeys: 1, lua: CHECK });
   client.defineCommand('codeClear', { numberOfKeys: 1, lua: CLEAR });

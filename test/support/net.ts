@@ -56,6 +56,10 @@ export async function faultyProxy(target: string) {
     hold() {
       held ??= [];
     },
+    /** Drops the open connections (what was held for them is lost), and keeps listening. */
+    cut() {
+      for (const s of sockets) s.destroy();
+    },
     /** Sends what was held, in order, and stops holding. */
     release() {
       const chunks = held ?? [];
