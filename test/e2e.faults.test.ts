@@ -1,7 +1,7 @@
 // With Redis or MongoDB gone, a mutation answers UNAVAILABLE and leaves nothing half-written;
 // when the server is back, the same mutation succeeds.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, SetEmailDocument, SetHumanPasswordDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
 import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
@@ -118,6 +118,30 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
     expect(events.map((e) => e.sequence)).toEqual([1, 2]);
     expect((await gw.gateway.deps.store.load<User>('user', userId))!.state.profile.firstName).toBe('Written');
   });
+
+  it('an event written whose answer is lost, and the lookup of it answered 6 s late: the mutation answers OK, and once', async () => {
+    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `slow-${Date.now()}@example.com`, isVerified: true } } });
+    const userId = existing.data!.addHumanUser.userId;
+    const isEventInsert = (m: Buffer) => m.includes(Buffer.from('\x02insert\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
+    // The lookup by the event's _id (a find on events): the only find on events of this request.
+    const isEventFind = (m: Buffer) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
+    let armed = true;
+    proxy.loseAnswers((m) => armed && isEventInsert(m) && !(armed = false));
+    proxy.delayRequests(isEventFind, 6000);
+    const before = proxy.lost;
+    let update;
+    try {
+      update = await gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Slow-Lookup-Pass-1', noChangeRequired: true } });
+    } finally {
+      proxy.loseAnswers(undefined);
+      proxy.delayRequests(undefined);
+    }
+    expect(proxy.lost - before).toBe(1);
+    expect(update.errors, update.text).toBeUndefined();
+    expect(update.data!.setHumanPassword.details.sequence).toBe('2');
+    const events = await gw.gateway.deps.store.events('user', userId);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2]);
+  }, 20_000);
 });
 
 describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoUrl) => {

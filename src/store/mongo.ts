@@ -81,8 +81,9 @@ export interface MongoStoreOptions {
   /**
    * How long a read (load, lookup, events, searches, ping) may wait for its answer before
    * UnavailableError: a stalled server (connections up, no answer) costs a request this long,
-   * not the ~40 s the driver's monitoring takes to give the server up. Writes are not cut: an
-   * append's outcome is settled by the driver's answer or the lost-answer lookup. 0: no bound.
+   * not the ~40 s the driver's monitoring takes to give the server up. Writes are not cut, nor
+   * is the lookup of an insert whose answer was lost, nor the search set-up: their outcome
+   * decides what is stored. 0: no bound.
    */
   readTimeoutMS?: number;
   /** Called for every command this store's calls send (the driver's command monitoring), e.g. for metrics. */
@@ -214,13 +215,10 @@ const isDuplicate = (e: unknown) => e instanceof MongoServerError && e.code === 
 /** A duplicate key on `_id`, not on (aggregate, sequence): the driver's retry met its own document. */
 const duplicateOfId = (e: unknown) =>
   e instanceof MongoServerError && (e.keyPattern?._id !== undefined || /index: _id_ /.test(e.message));
-/** How long the check of an insert that failed without a definite answer may take (wasWritten). */
-const IN_DOUBT_CHECK_MS = 5000;
-
 /**
  * `work`, or UnavailableError once `ms` have passed without its answer (0: no bound). The driver
  * has no bound of its own on an answer that never comes (its timeoutMS does nothing in this
- * version): only its monitoring gives a stalled server up, after about 40 s.
+ * version, it warns so): only its monitoring gives a stalled server up, after about 40 s.
  */
 function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   if (!ms) return work;
@@ -697,15 +695,15 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
   }
 
   /**
-   * Whether an event whose insert failed without a definite answer is stored after all. Asked
-   * once, with a bound of its own; unanswered, it counts as not written (the claims' release
-   * then keeps any claim its event did get: isConfirmed).
+   * Whether an event whose insert failed without a definite answer is stored after all: asked
+   * once, waiting for the answer as long as the insert would (a bound here would answer
+   * UNAVAILABLE for an event that was written). Undefined when the lookup failed too.
    */
-  async function wasWritten(id: ObjectId): Promise<boolean> {
+  async function wasWritten(id: ObjectId): Promise<boolean | undefined> {
     try {
-      return (await withDeadline(events.findOne({ _id: id }, { projection: { _id: 1 } }), IN_DOUBT_CHECK_MS)) !== null;
+      return (await events.findOne({ _id: id }, { projection: { _id: 1 } })) !== null;
     } catch {
-      return false;
+      return undefined;
     }
   }
 
@@ -801,7 +799,11 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
           // A lost answer (timeout, dropped connection), or a duplicate key from the driver's
           // retry of a write the server had made: this very document may be stored.
           const mayBeOurs = failures.length === 0 && doc._id !== undefined && (isDuplicate(e) ? duplicateOfId(e) : !(e instanceof ConcurrencyError));
-          if (!mayBeOurs || !(await wasWritten(doc._id!))) {
+          const written = mayBeOurs ? await wasWritten(doc._id!) : false;
+          if (written !== true) {
+            // Not known (the server gone again): if it was written, its state document is caught up later.
+            if (written === undefined) repairLater(aggregateType, aggregateId, current);
+            // The claims' release keeps any claim its event did get (isConfirmed).
             await release(taken);
             throw isDuplicate(e) ? new ConcurrencyError(aggregateType, aggregateId, sequence) : e;
           }
@@ -838,23 +840,27 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         return docs.map(toEvent);
       }),
 
+    // The search set-up (indexes, the backfill of older documents) runs once, as long as it takes:
+    // only the search itself is bounded.
     searchUsers: <S>(search: UserSearch) =>
-      runRead(async () => {
+      run(async () => {
         if (search.limit <= 0) return [];
         await prepareSearch();
-        const { filter, sort } = userSearchQuery(search);
-        const cursor = states('user')
-          .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 } })
-          .sort(sort)
-          .limit(search.limit);
-        const docs = await withinBudget(cursor, search.maxBytes);
-        return docs.map((d) => toSnapshot<S>(d));
+        return runRead(async () => {
+          const { filter, sort } = userSearchQuery(search);
+          const cursor = states('user')
+            .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 } })
+            .sort(sort)
+            .limit(search.limit);
+          const docs = await withinBudget(cursor, search.maxBytes);
+          return docs.map((d) => toSnapshot<S>(d));
+        });
       }),
 
     countUsers: (filter) =>
-      runRead(async () => {
+      run(async () => {
         await prepareSearch();
-        return states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>);
+        return runRead(() => states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>));
       }),
 
     ping: () =>

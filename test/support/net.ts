@@ -39,7 +39,7 @@ function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => 
  * A TCP proxy to a server (given by URL) that a test can cut and restore, or hold, on a port
  * fixed up front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
  * the server, but its answer never comes back: the connection is dropped instead, as when a
- * network fails after the server has written.
+ * network fails after the server has written. With delayRequests(match, ms), those reach it late.
  */
 export async function faultyProxy(target: string) {
   const { hostname, port: targetPort, protocol } = new URL(target);
@@ -48,6 +48,7 @@ export async function faultyProxy(target: string) {
   let server: Server | undefined;
   let lose: ((message: Buffer) => boolean) | undefined;
   let lost = 0;
+  let delay: { match: (message: Buffer) => boolean; ms: number } | undefined;
   /** While held: what clients send, in order, per upstream connection (a stalled server). */
   let held: { upstream: Socket; chunk: Buffer }[] | undefined;
   return {
@@ -69,6 +70,10 @@ export async function faultyProxy(target: string) {
     loseAnswers(match: ((message: Buffer) => boolean) | undefined) {
       lose = match;
     },
+    /** MongoDB requests `match` picks reach the server `ms` late (a slow answer to just those). */
+    delayRequests(match: ((message: Buffer) => boolean) | undefined, ms = 0) {
+      delay = match && { match, ms };
+    },
     /** How many answers were lost so far. */
     get lost() {
       return lost;
@@ -82,13 +87,23 @@ export async function faultyProxy(target: string) {
             s.on('error', () => {}).on('close', () => (client.destroy(), upstream.destroy(), sockets.delete(s)));
           }
           const doomed = new Set<number>();
-          // loseAnswers reads MongoDB's framing: other protocols (Redis) are only forwarded.
-          const watch = protocol === 'mongodb:' ? wireMessages((m) => void (lose?.(m) && doomed.add(m.readInt32LE(4)))) : () => {};
-          client.on('data', (chunk: Buffer) => {
-            watch(chunk);
+          const forward = (chunk: Buffer) => {
             if (held) held.push({ upstream, chunk });
             else upstream.write(chunk);
-          });
+          };
+          // loseAnswers and delayRequests read MongoDB's framing (whole messages are forwarded);
+          // other protocols (Redis) are forwarded as they come.
+          client.on(
+            'data',
+            protocol !== 'mongodb:'
+              ? forward
+              : wireMessages((m) => {
+                  if (lose?.(m)) doomed.add(m.readInt32LE(4));
+                  const late = delay?.match(m) ? delay.ms : 0;
+                  if (late > 0) setTimeout(() => upstream.destroyed || forward(m), late);
+                  else forward(m);
+                }),
+          );
           if (protocol !== 'mongodb:') upstream.pipe(client);
           else
             upstream.on('data', wireMessages((m) => {
