@@ -10,6 +10,9 @@ import { UnavailableError } from '../src/errors.ts';
 
 const profile = { firstName: 'Fault', lastName: 'Tolerant' };
 const noStack = (text: string) => expect(text).not.toMatch(/\n\s+at |node_modules|Mongo\w+Error|ECONNREFUSED/);
+/** A MongoDB wire message of `command` (insert, find, …) on the events collection, for the test proxy. */
+const onEvents = (command: string) => (m: Buffer) =>
+  m.includes(Buffer.from(`\x02${command}\x00`, 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
 
 /** Retries while the gateway still answers UNAVAILABLE (clients reconnect with a back-off). */
 async function eventually<T extends { errors?: { extensions?: { code?: string } }[] }>(work: () => Promise<T>): Promise<T> {
@@ -101,9 +104,8 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
     const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `lost-${Date.now()}@example.com`, isVerified: true } } });
     const userId = existing.data!.addHumanUser.userId;
     // The answer to the next insert into `events` never comes back: the server has the event, the gateway a dropped connection.
-    const isEventInsert = (m: Buffer) => m.includes(Buffer.from('\x02insert\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
     let armed = true;
-    proxy.loseAnswers((m) => armed && isEventInsert(m) && !(armed = false));
+    proxy.loseAnswers((m) => armed && onEvents('insert')(m) && !(armed = false));
     const before = proxy.lost;
     let update;
     try {
@@ -122,12 +124,10 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
   it('an event written whose answer is lost, and the lookup of it answered 6 s late: the mutation answers OK, and once', async () => {
     const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `slow-${Date.now()}@example.com`, isVerified: true } } });
     const userId = existing.data!.addHumanUser.userId;
-    const isEventInsert = (m: Buffer) => m.includes(Buffer.from('\x02insert\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
-    // The lookup by the event's _id (a find on events): the only find on events of this request.
-    const isEventFind = (m: Buffer) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from('events\x00', 'latin1'));
     let armed = true;
-    proxy.loseAnswers((m) => armed && isEventInsert(m) && !(armed = false));
-    proxy.delayRequests(isEventFind, 6000);
+    proxy.loseAnswers((m) => armed && onEvents('insert')(m) && !(armed = false));
+    // The lookup by the event's _id (a find on events): the only find on events of this request.
+    proxy.delayRequests(onEvents('find'), 6000);
     const before = proxy.lost;
     let update;
     try {
