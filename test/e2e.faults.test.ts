@@ -169,6 +169,11 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
       noStack(update.text);
       const created = await gw.send(AddHumanUserDocument, { input: { userId: 'stalled-user', username: 'stalled', profile, email: { email: 'stalled@example.com', isVerified: true } } });
       expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
+      // The reads given up are given up by the driver too: none still waits on a connection.
+      const reads = (m: Buffer) => m.includes(Buffer.from('\x02find\x00', 'latin1'));
+      for (let tries = 0; proxy.heldMessages(reads).open > 0 && tries < 20; tries++) await new Promise((r) => setTimeout(r, 50));
+      expect(proxy.heldMessages(reads)).toMatchObject({ held: expect.any(Number), open: 0 });
+      expect(proxy.heldMessages(reads).held).toBeGreaterThan(0);
     } finally {
       proxy.release();
     }

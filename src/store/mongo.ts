@@ -218,16 +218,24 @@ const duplicateOfId = (e: unknown) =>
 /**
  * `work`, or UnavailableError once `ms` have passed without its answer (0: no bound). The driver
  * has no bound of its own on an answer that never comes (its timeoutMS does nothing in this
- * version, it warns so): only its monitoring gives a stalled server up, after about 40 s.
+ * version, it warns so): only its monitoring gives a stalled server up, after about 40 s. At the
+ * deadline `work`'s signal is aborted too: the driver leaves its pool's wait queue, or closes the
+ * connection its command waits on, so reads given up during a long stall do not pile up.
  */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  if (!ms) return work;
+function withDeadline<T>(work: (signal: AbortSignal | undefined) => Promise<T>, ms: number): Promise<T> {
+  if (!ms) return work(undefined);
+  const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UnavailableError(`store unavailable: no answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      const error = new UnavailableError(`store unavailable: no answer within ${ms} ms`);
+      reject(error);
+      controller.abort(error);
+    }, ms);
   });
-  work.catch(() => {}); // once given up, its failure is nobody's
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  const running = work(controller.signal);
+  running.catch(() => {}); // once given up, its failure is nobody's
+  return Promise.race([running, late]).finally(() => clearTimeout(timer));
 }
 
 function toEvent(doc: EventDoc): StoredEvent {
@@ -344,8 +352,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     }
   }
 
-  /** run, for a read: UnavailableError past readTimeoutMS (the driver's call goes on, its outcome unused). */
-  const runRead = <T>(work: () => Promise<T>): Promise<T> => withDeadline(run(work), options.readTimeoutMS ?? 0);
+  /** run, for a read: UnavailableError past readTimeoutMS, and the driver's call aborted through `signal`. */
+  const runRead = <T>(work: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> =>
+    withDeadline((signal) => run(() => work(signal)), options.readTimeoutMS ?? 0);
 
   // A user's searchable fields go with its state, in the same update: no extra round trip.
   const withSearch = (type: AggregateType, fields: Omit<Snapshot<unknown>, 'id'>) =>
@@ -465,8 +474,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
   }
 
   /** The state document as stored: one findOne, no look at the events (see port.ts). */
-  async function loadOne<S>(type: AggregateType, id: string): Promise<Snapshot<S> | null> {
-    const doc = await states(type).findOne({ _id: id });
+  async function loadOne<S>(type: AggregateType, id: string, signal?: AbortSignal): Promise<Snapshot<S> | null> {
+    const doc = await states(type).findOne({ _id: id }, { signal });
     return doc ? toSnapshot<S>(doc) : null;
   }
 
@@ -645,9 +654,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     repairTimer.unref();
   }
 
-  async function isConfirmed(claim: ConstraintDoc): Promise<boolean> {
+  async function isConfirmed(claim: ConstraintDoc, signal?: AbortSignal): Promise<boolean> {
     const { aggregateType, aggregateId, sequence } = claim;
-    const event = await events.findOne({ aggregateType, aggregateId, sequence }, { projection: { claims: 1 } });
+    const event = await events.findOne({ aggregateType, aggregateId, sequence }, { projection: { claims: 1 }, signal });
     return event?.claims?.includes(claim._id) ?? false;
   }
 
@@ -737,16 +746,16 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
 
     repairStats,
 
-    load: (type, id) => runRead(() => loadOne(type, id)),
+    load: (type, id) => runRead((signal) => loadOne(type, id, signal)),
 
     loadMany: <S>(type: AggregateType, ids: readonly string[], maxBytes?: number) =>
-      runRead(async () => {
+      runRead(async (signal) => {
         const unique = [...new Set(ids)];
         const result = new Map<string, Snapshot<S>>();
         if (unique.length === 0) return result;
         const docs = unique.length === 1
-          ? [await states(type).findOne({ _id: unique[0]! })].filter((d) => d !== null)
-          : await withinBudget(states(type).find({ _id: { $in: unique } }), maxBytes);
+          ? [await states(type).findOne({ _id: unique[0]! }, { signal })].filter((d) => d !== null)
+          : await withinBudget(states(type).find({ _id: { $in: unique } }, { signal }), maxBytes);
         // One document comes whole (at most 16 MB): it is weighed after the read.
         if (unique.length === 1 && maxBytes !== undefined && docs[0] && snapshotWeight(docs[0]) > maxBytes) throw new ReadLimitError(maxBytes, 0);
         for (const doc of docs) result.set(doc._id, toSnapshot<S>(doc));
@@ -821,22 +830,22 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       }),
 
     lookup: (key) =>
-      runRead(async () => {
-        const holder = await constraints.findOne({ _id: key });
-        if (!holder || (isStale(holder) && !(await isConfirmed(holder)))) return null;
+      runRead(async (signal) => {
+        const holder = await constraints.findOne({ _id: key }, { signal });
+        if (!holder || (isStale(holder) && !(await isConfirmed(holder, signal)))) return null;
         return { aggregateType: holder.aggregateType, aggregateId: holder.aggregateId };
       }),
 
     events: (type, id) =>
-      runRead(async () => {
-        const docs = await events.find({ aggregateType: type, aggregateId: id }).sort({ sequence: 1 }).toArray();
+      runRead(async (signal) => {
+        const docs = await events.find({ aggregateType: type, aggregateId: id }, { signal }).sort({ sequence: 1 }).toArray();
         return docs.map(toEvent);
       }),
 
     eventRange: (type, id, from, to) =>
-      runRead(async () => {
+      runRead(async (signal) => {
         const range = { aggregateType: type, aggregateId: id, sequence: { $gte: from, $lte: to } };
-        const docs = await events.find(range).sort({ sequence: 1 }).toArray();
+        const docs = await events.find(range, { signal }).sort({ sequence: 1 }).toArray();
         return docs.map(toEvent);
       }),
 
@@ -846,10 +855,10 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       run(async () => {
         if (search.limit <= 0) return [];
         await prepareSearch();
-        return runRead(async () => {
+        return runRead(async (signal) => {
           const { filter, sort } = userSearchQuery(search);
           const cursor = states('user')
-            .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 } })
+            .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 }, signal })
             .sort(sort)
             .limit(search.limit);
           const docs = await withinBudget(cursor, search.maxBytes);
@@ -860,12 +869,12 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     countUsers: (filter) =>
       run(async () => {
         await prepareSearch();
-        return runRead(() => states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>));
+        return runRead((signal) => states('user').countDocuments(userFilterQuery(filter) as Filter<StateDoc>, { signal }));
       }),
 
     ping: () =>
-      runRead(async () => {
-        await db.command({ ping: 1 });
+      runRead(async (signal) => {
+        await db.command({ ping: 1 }, { signal });
       }),
 
     close: async () => {

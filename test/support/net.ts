@@ -57,6 +57,11 @@ export async function faultyProxy(target: string) {
     hold() {
       held ??= [];
     },
+    /** The held messages `match` picks (MongoDB framing): how many, and how many still wait on an open connection. */
+    heldMessages(match: (message: Buffer) => boolean): { held: number; open: number } {
+      const picked = (held ?? []).filter(({ chunk }) => match(chunk));
+      return { held: picked.length, open: picked.filter(({ upstream }) => !upstream.destroyed).length };
+    },
     /** Drops the open connections (what was held for them is lost), and keeps listening. */
     cut() {
       for (const s of sockets) s.destroy();
