@@ -1036,7 +1036,26 @@ async function main(): Promise<number> {
   const scaleFailures = scaleRows.flatMap((r) => r.starts).reduce((n, s) => n + s.failures, 0);
   const targets = {
     updateHumanProfileVsYogaPing: profileRow?.ratioYogaPing !== undefined ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 } : undefined,
-    peakEmbeddedGatewayRssMb: embeddedRows.length ? (() => { const v = Math.max(...embeddedRows.map((r) => r.peakRssMb)); return { value: v, target: '< 250', met: v < 250 }; })() : undefined,
+    // Issue 12's bound is updateHumanProfile's; the largest row beside it includes the wire faces,
+    // whose first request loads @zitadel/proto's descriptors (about 25 MB of RSS, once a process).
+    updateHumanProfilePeakRssMb: profileRow
+      ? (() => {
+          const largest = embeddedRows.reduce((a, b) => (b.peakRssMb > a.peakRssMb ? b : a));
+          const v = profileRow.peakRssMb;
+          return { value: `${v}; largest embedded row ${largest.peakRssMb} (${largest.scenario})`, target: '< 250', met: v < 250 };
+        })()
+      : undefined,
+    // Issue 12's next aim, in server CPU per request: what updateHumanProfile spends on top of a
+    // bare durable write (yoga-durable) against what yoga spends on top of raw node:http.
+    gatewayWorkVsYogaPlumbingCpuMs: (() => {
+      const raw = rows.find((r) => r.scenario === 'raw-http')?.cpuMsPerRequest;
+      const [own, plumbing] = [[profileRow?.cpuMsPerRequest, durable?.cpuMsPerRequest], [yoga?.cpuMsPerRequest, raw]].map(([a, b]) =>
+        a !== undefined && b !== undefined ? Math.round((a - b) * 100) / 100 : undefined,
+      );
+      return own !== undefined && plumbing !== undefined
+        ? { value: `${own} (updateHumanProfile − yoga-durable) against ${plumbing} (yoga-ping − raw-http)`, target: 'the first below the second', met: own < plumbing }
+        : undefined;
+    })(),
     meP99UnderHashingMs: latency ? { value: latency.probe.p99, target: '< 50', met: latency.probe.p99 < 50 } : undefined,
     roundTripCounting: selfChecked ? { value: selfChecked.ok ? 'counts as expected' : 'miscounted', target: 'the known sequences count as expected', met: selfChecked.ok } : undefined,
     usersSearchP99Ms: searchP99 && { value: searchP99.p99, target: `< 20 at ${SEARCH_USERS.full} users, ${opts.connections} connections${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`, met: searchP99.p99 < 20 },
