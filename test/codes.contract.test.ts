@@ -8,7 +8,7 @@ import { UnavailableError } from '../src/errors.ts';
 import { createMemoryCodeStore } from '../src/codes/memory.ts';
 import { MAX_BELOW, type CodeStore, type PendingCode } from '../src/codes/port.ts';
 import { createRedisCodeStore } from '../src/codes/redis.ts';
-import { faultyProxy } from './support/net.ts';
+import { faultyProxy, untilItWorks } from './support/net.ts';
 import { describeWith } from './support/servers.ts';
 
 interface Harness {
@@ -504,15 +504,7 @@ describeWith('redis', 'redis code store', (url) => {
       await expect(verifying).rejects.toBeInstanceOf(UnavailableError);
       proxy.release();
       // Once the store has reconnected: a check resent now would consume the code behind the caller's back.
-      for (let tries = 0; ; tries++) {
-        try {
-          await proxied.ping();
-          break;
-        } catch (e) {
-          if (tries > 50) throw e;
-          await sleep(100);
-        }
-      }
+      await untilItWorks(() => proxied.ping());
       expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
     }));
 

@@ -7,11 +7,14 @@ import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
 import { createHmac } from 'node:crypto';
 import { print } from 'graphql';
-import { canonical } from '../src/http/idempotency.ts';
+import { canonical, createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from '../src/http/idempotency.ts';
+import { UnavailableError } from '../src/errors.ts';
+import { faultyProxy, untilItWorks } from './support/net.ts';
 
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
 const profile = { firstName: 'Idem', lastName: 'Potent' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The gateway's idempotency counter for one outcome. */
 async function outcomes(gw: TestGateway): Promise<Record<string, number>> {
@@ -210,5 +213,51 @@ describeWith('mongo', 'idempotency across an outage', (mongoUrl) => {
     const again = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
     expect(again.headers.get('idempotency-replayed')).toBe('true');
     expect(again.text).toBe(retried.text);
+  });
+});
+
+/** A claim that meets its own record (its SET ran twice: a resend after a reconnect) holds the key. */
+function ownClaimSuite(name: string, open: () => Promise<IdempotencyStore>) {
+  it(`${name}: a claim that finds the record of its own owner holds the key; another owner gets the record`, async () => {
+    const store = await open();
+    try {
+      const key = unique('own-');
+      expect(await store.claim(key, { fingerprint: 'f', owner: 'first' }, 60_000)).toBeNull();
+      expect(await store.claim(key, { fingerprint: 'f', owner: 'first' }, 60_000)).toBeNull();
+      expect(await store.claim(key, { fingerprint: 'f', owner: 'second' }, 60_000)).toEqual({ fingerprint: 'f', owner: 'first' });
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+describe('idempotency claims', () => ownClaimSuite('in memory', async () => createMemoryIdempotencyStore()));
+
+describeWith('redis', 'idempotency claims when the Redis connection drops', (redisUrl) => {
+  ownClaimSuite('in Redis', () => createRedisIdempotencyStore({ url: redisUrl, keyPrefix: unique('idem-own-') + ':' }));
+
+  it('a claim cut off by a dropped connection is not sent again after the reconnect: the retry gets the key, not "in progress" for 2 minutes', async () => {
+    const proxy = await faultyProxy(redisUrl);
+    await proxy.up();
+    const keyPrefix = unique('idem-drop-') + ':';
+    const proxied = await createRedisIdempotencyStore({ url: proxy.url, keyPrefix });
+    const direct = await createRedisIdempotencyStore({ url: redisUrl, keyPrefix });
+    try {
+      const key = unique('k-');
+      proxy.hold();
+      const claiming = proxied.claim(key, { fingerprint: 'f', owner: 'told-unavailable' }, 120_000);
+      await sleep(100);
+      // The claim never reached Redis; the connection drops, and the reconnect waits in the proxy too.
+      proxy.cut();
+      await expect(claiming).rejects.toBeInstanceOf(UnavailableError);
+      proxy.release();
+      // Once the proxied client has reconnected (a claim of another key goes through), a resent claim would have run.
+      await untilItWorks(() => proxied.claim(unique('probe-'), { fingerprint: 'p', owner: 'probe' }, 1000));
+      expect(await direct.claim(key, { fingerprint: 'f', owner: 'retry' }, 120_000)).toBeNull();
+    } finally {
+      await proxied.close();
+      await direct.close();
+      await proxy.down();
+    }
   });
 });

@@ -39,7 +39,10 @@ export interface IdempotencyRecord {
 }
 
 export interface IdempotencyStore {
-  /** Claims `key` as pending for lockMs unless a record exists; returns that record then (null: claimed). */
+  /**
+   * Claims `key` as pending for lockMs unless a record exists; returns that record then (null:
+   * claimed). A record of the claim's own owner counts as claimed: its write ran once already.
+   */
   claim(key: string, record: IdempotencyRecord, lockMs: number): Promise<IdempotencyRecord | null>;
   /** Stores the answer, if `owner` still holds the key. */
   complete(key: string, owner: string, answer: string, ttlMs: number): Promise<void>;
@@ -100,6 +103,7 @@ export function createMemoryIdempotencyStore(options: MemoryIdempotencyStoreOpti
     async claim(key, record, lockMs) {
       if (++calls % 1000 === 0) for (const [k, e] of records) if (e.expiresAt <= now()) drop(k);
       const existing = live(key);
+      if (existing?.record.owner === record.owner) return null;
       if (existing) {
         records.delete(key); // used: to the end of the recency order
         records.set(key, existing);
@@ -141,7 +145,9 @@ interface Scripts {
 
 export async function createRedisIdempotencyStore(options: { url: RedisTarget; keyPrefix?: string }): Promise<IdempotencyStore> {
   const prefix = `${options.keyPrefix ?? ''}idem:`;
-  const client = failFastRedis<Scripts>(options.url);
+  // A claim the caller was told failed (UNAVAILABLE) must not run after a reconnect: it would hold
+  // the key for lockMs against the client's retry.
+  const client = failFastRedis<Scripts>(options.url, { autoResendUnfulfilledCommands: false });
   client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE });
   client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE });
   const guard = async <T>(op: () => Promise<T>): Promise<T> => {
@@ -158,7 +164,10 @@ export async function createRedisIdempotencyStore(options: { url: RedisTarget; k
         for (;;) {
           if ((await client.set(prefix + key, JSON.stringify(record), 'PX', lockMs, 'NX')) === 'OK') return null;
           const existing = await client.get(prefix + key);
-          if (existing) return JSON.parse(existing) as IdempotencyRecord;
+          if (existing) {
+            const found = JSON.parse(existing) as IdempotencyRecord;
+            return found.owner === record.owner ? null : found;
+          }
           // expired between SET and GET: claim again
         }
       }),

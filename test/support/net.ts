@@ -35,6 +35,18 @@ function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => 
   };
 }
 
+/** `work` again every 100 ms while it throws (a client reconnecting behind the proxy), at most ~5 s. */
+export async function untilItWorks<T>(work: () => Promise<T>): Promise<T> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return await work();
+    } catch (e) {
+      if (tries > 50) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 /**
  * A TCP proxy to a server (given by URL) that a test can cut and restore, or hold, on a port
  * fixed up front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
