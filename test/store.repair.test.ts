@@ -1,4 +1,4 @@
-// The MongoDB store's repair loop (src/store/mongo.ts, the bound in src/store/port.ts):
+// The MongoDB store's repair loop (src/store/mongo-repair.ts, run by src/store/mongo.ts; the bound in src/store/port.ts):
 // a state document left behind its events by a crash between the two writes is
 // caught up in the background, without a write to that aggregate and without a read
 // added to any request. The crash is played by inserting the event directly, as

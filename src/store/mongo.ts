@@ -15,15 +15,7 @@
 //
 // Beside them, off the request path, a repair loop in every gateway bounds how long
 // a state document stays behind its events after a crash between the two writes
-// (see port.ts): every `repair.intervalMs` it reads the events created since its
-// watermark (minus an overlap for clocks that differ between gateways; an index
-// range query on createdAt), reads the state documents of their aggregates (one
-// $in find per aggregate type, sequences only), and catches up each one behind an
-// event older than `repair.graceMs` (younger ones are left to their writer). At
-// start it first sweeps `repair.startupWindowMs`. At most `repair.batchSize` events
-// per pass; the rest on the next; a slow pass spaces the next one out. Its commands
-// are not reported to onCommand listeners (they are not requests): `repairStats`
-// counts its work.
+// (src/store/mongo-repair.ts; its commands are not reported to onCommand listeners).
 //
 // Sharding (docs/sharding.md, the plan in mongo-shard-keys.ts): every find, update and
 // delete of a call above names its collection's whole shard key (events: aggregateType
@@ -69,6 +61,8 @@ import { snapshotWeight } from './weight.ts';
 import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
 import { eventCreatedAtIndex, eventSequenceIndex, mongoConcerns, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
 import { reduceEvents } from './reduce.ts';
+import type { ConstraintDoc, EventDoc, StateDoc } from './mongo-docs.ts';
+import { createRepairLoop, type RepairOptions, type RepairStats } from './mongo-repair.ts';
 
 export interface MongoStoreOptions {
   url: string;
@@ -94,36 +88,6 @@ export interface MongoStoreOptions {
   repair?: RepairOptions | false;
   /** What user searches look at (src/model/users.ts userSearchFields); without it searchUsers and countUsers throw. */
   userFields?: UserProjection;
-}
-
-/** The repair loop (see the top of this file and port.ts). Every field has a default. */
-export interface RepairOptions {
-  /** Between the end of one pass and the start of the next; default 1000 ms. */
-  intervalMs?: number;
-  /** An event younger than this is left to its writer (between its two writes); default 2000 ms. */
-  graceMs?: number;
-  /** Each sweep starts this long before where the last one ended, for clocks that differ between gateways; default 10 s. */
-  overlapMs?: number;
-  /** How far back the first sweep after start looks (a crash of every gateway); default 1 h. */
-  startupWindowMs?: number;
-  /** At most this many events read per pass; a longer sweep continues on the next; default 1000. */
-  batchSize?: number;
-  /** Called for each state document the loop caught up (metrics). */
-  onRepaired?: (type: AggregateType, id: string) => void;
-}
-
-/** What the repair loop did since start. */
-export interface RepairStats {
-  /** Passes that ran to their end. */
-  passes: number;
-  /** Events read (sequences only). */
-  eventsRead: number;
-  /** State documents found behind their events and caught up. */
-  repaired: number;
-  /** Passes or repairs that failed (logged at most once per 10 s; retried). */
-  errors: number;
-  /** Sweeps completed; the first is the startup window. */
-  sweeps: number;
 }
 
 /** One command as the driver's command monitoring reports it: names only, never a payload. */
@@ -175,26 +139,7 @@ export interface MongoEventStore extends EventStore {
 }
 
 export { stateCollections };
-
-type EventDoc = StoredEvent & { _id?: ObjectId };
-interface StateDoc {
-  _id: string;
-  state: unknown;
-  sequence: number;
-  resourceOwner: string;
-  creationDate: Date;
-  changeDate: Date;
-}
-/** A claim; confirmed when the event (aggregateType, aggregateId, sequence) lists the key. */
-interface ConstraintDoc {
-  _id: string;
-  aggregateType: AggregateType;
-  aggregateId: string;
-  sequence: number;
-  claimedAt: Date;
-  /** Tells apart two claims of one aggregate at one sequence, for conditional release and takeover. */
-  token?: string;
-}
+export type { RepairOptions, RepairStats };
 
 // Server error codes that mean "try another node / later", not "your request is wrong".
 const transientCodes = new Set([6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
@@ -500,159 +445,18 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     repairs.add(timer);
   }
 
-  // The repair loop (the top of this file; port.ts): a state document left behind
-  // its events by a crash is caught up within about graceMs + intervalMs, with no
-  // read added to any request.
-  const loop = options.repair === false ? undefined : (options.repair ?? {});
-  const interval = loop?.intervalMs ?? 1000;
-  const repairGrace = loop?.graceMs ?? 2000;
-  const overlap = loop?.overlapMs ?? 10_000;
-  const startupWindow = loop?.startupWindowMs ?? 3_600_000;
-  const batchSize = Math.max(1, Math.floor(loop?.batchSize ?? 1000));
-  const repairStats: RepairStats = { passes: 0, eventsRead: 0, repaired: 0, errors: 0, sweeps: 0 };
-  interface Newest {
-    type: AggregateType;
-    id: string;
-    sequence: number;
-    createdAt: Date;
-  }
-  /** The sweep under way: the events created in [from, to], read in (createdAt, _id) order, after `after`. */
-  let sweep: { from: Date; to: Date; after?: { createdAt: Date; _id: ObjectId } } | undefined;
-  let lastSweepEnd: Date | undefined;
-  // Aggregates whose state document was seen at or past a sequence, kept for the
-  // events the next sweep reads again (its overlap), so that it reads no state
-  // document twice for them: this sweep's and the last one's.
-  let seenNow = new Map<string, number>();
-  let seenBefore = new Map<string, number>();
-
-  let lastRepairLog = 0;
-  let unlogged = 0;
-  function repairFailed(e: unknown, what = 'pass'): void {
-    repairStats.errors++;
-    if (closed) return;
-    const now = Date.now();
-    if (now - lastRepairLog < 10_000) {
-      unlogged++;
-      return;
-    }
-    const more = unlogged > 0 ? ` (${unlogged} more failures since the last report)` : '';
-    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
-    console.warn(`mongo store: state repair ${what} failed${more}; retried:`, e instanceof Error ? `${e.message}${cause}` : e);
-    [lastRepairLog, unlogged] = [now, 0];
-  }
-
-  /**
-   * Catches one state document up from its events. A document that caught up
-   * meanwhile (its writer, another gateway) is left as it is: the write is
-   * conditional on the sequence. Unavailable: thrown, so the pass reads its batch
-   * again; any other failure (a reducer refusing an event): logged, and the next
-   * write to the aggregate meets it.
-   */
-  async function repairOne(type: AggregateType, id: string): Promise<boolean> {
-    try {
-      const known = await loadOne(type, id);
-      let wrote = false;
-      await catchUpFrom(type, id, known, async (t, snap) => (wrote = await saveState(t, snap)));
-      if (wrote) {
-        repairStats.repaired++;
-        try {
-          loop?.onRepaired?.(type, id);
-        } catch {
-          // a metric's problem is not the repair's
-        }
-      }
-      return true;
-    } catch (e) {
-      if (isUnavailable(e)) throw e;
-      repairFailed(e, `of ${type} ${id}`);
-      return false;
-    }
-  }
-
-  async function repairPass(): Promise<void> {
-    // Lets the events be read by creation time on MongoDB.
-    await ensureCreatedAt();
-    if (!sweep) {
-      const now = Date.now();
-      const from = lastSweepEnd ? lastSweepEnd.getTime() - overlap : now - startupWindow;
-      sweep = { from: new Date(from), to: new Date(Math.max(from, now - repairGrace)) };
-    }
-    const { from, to, after } = sweep;
-    // One index range on createdAt; (createdAt, _id) after the last event read goes on from it.
-    const filter: Filter<EventDoc> = after
-      ? { createdAt: { $gte: after.createdAt, $lte: to }, $or: [{ createdAt: { $gt: after.createdAt } }, { _id: { $gt: after._id } }] }
-      : { createdAt: { $gte: from, $lte: to } };
-    const batch = await events
-      .find(filter, { projection: { aggregateType: 1, aggregateId: 1, sequence: 1, createdAt: 1 } })
-      .sort({ createdAt: 1, _id: 1 })
-      .limit(batchSize)
-      .toArray();
-    repairStats.eventsRead += batch.length;
-
-    const newest = new Map<string, Newest>();
-    for (const { aggregateType: type, aggregateId: id, sequence, createdAt } of batch) {
-      if (!Object.hasOwn(stateCollections, type) || typeof id !== 'string' || typeof sequence !== 'number') continue;
-      const key = `${type}\u0000${id}`;
-      if ((newest.get(key)?.sequence ?? 0) < sequence) newest.set(key, { type, id, sequence, createdAt });
-    }
-    const keepFrom = to.getTime() - overlap; // what the next sweep reads again
-    const seen = (key: string, n: Newest) => {
-      if (n.createdAt.getTime() >= keepFrom) seenNow.set(key, Math.max(seenNow.get(key) ?? 0, n.sequence));
-    };
-    const toCheck = new Map<AggregateType, Map<string, Newest>>();
-    for (const [key, n] of newest) {
-      if (Math.max(seenNow.get(key) ?? 0, seenBefore.get(key) ?? 0) >= n.sequence) seen(key, n);
-      else toCheck.set(n.type, (toCheck.get(n.type) ?? new Map<string, Newest>()).set(n.id, n));
-    }
-    for (const [type, group] of toCheck) {
-      const docs = await states(type)
-        .find({ _id: { $in: [...group.keys()] } }, { projection: { sequence: 1 } })
-        .toArray();
-      const stored = new Map(docs.map((d) => [d._id, d.sequence]));
-      for (const [id, n] of group) {
-        if (closed) return;
-        if ((stored.get(id) ?? 0) >= n.sequence || (await repairOne(type, id))) seen(`${type}\u0000${id}`, n);
-      }
-    }
-
-    if (batch.length < batchSize) {
-      [lastSweepEnd, sweep] = [to, undefined];
-      [seenBefore, seenNow] = [seenNow, new Map()];
-      repairStats.sweeps++;
-    } else {
-      const last = batch.at(-1)!;
-      sweep.after = { createdAt: last.createdAt, _id: last._id! };
-    }
-    repairStats.passes++;
-  }
-
-  // The next pass starts `interval` after the last one ended, or 4 times that pass's
-  // duration if longer: on a server that scans the whole events collection for it
-  // (FerretDB v1 pushes no filter down) the loop takes at most a fifth of the time.
-  let repairTimer: NodeJS.Timeout | undefined;
-  let repairing: Promise<void> | undefined;
-  function scheduleRepair(delay: number): void {
-    if (closed || !loop || interval <= 0) return;
-    repairTimer = setTimeout(() => {
-      repairTimer = undefined;
-      const started = Date.now();
-      let failed = false;
-      repairing = background
-        .run(true, () => run(repairPass))
-        .catch((e: unknown) => {
-          failed = true;
-          repairFailed(e);
-        })
-        .finally(() => {
-          repairing = undefined;
-          // A long pass spaces the next (repair stays a fifth of the time at most), but never by
-          // more than 10 intervals, and a failed one not at all: a pass that hung 40 s on a
-          // stalled server would otherwise leave states behind for minutes after it recovered.
-          scheduleRepair(failed ? interval : Math.min(10 * interval, Math.max(interval, 4 * (Date.now() - started))));
-        });
-    }, delay);
-    repairTimer.unref();
-  }
+  // A state document left behind its events by a crash is caught up within about graceMs +
+  // intervalMs, with no read added to any request.
+  const repairLoop = createRepairLoop(options.repair, {
+    events: () => events,
+    states,
+    ensureCreatedAt,
+    catchUp: async (type, id, save) => catchUpFrom(type, id, await loadOne(type, id), save),
+    saveState,
+    isUnavailable,
+    runInBackground: (pass) => background.run(true, () => run(pass)),
+    isClosed: () => closed,
+  });
 
   async function isConfirmed(claim: ConstraintDoc, signal?: AbortSignal): Promise<boolean> {
     const { aggregateType, aggregateId, sequence } = claim;
@@ -744,7 +548,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         return prepareShardKeys();
       }),
 
-    repairStats,
+    repairStats: repairLoop.stats,
 
     load: (type, id) => runRead((signal) => loadOne(type, id, signal)),
 
@@ -881,8 +685,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       closed = true;
       for (const timer of repairs) clearTimeout(timer);
       repairs.clear();
-      clearTimeout(repairTimer);
-      await repairing; // stops between two repairs; never rejects
+      await repairLoop.stop();
       await connected?.catch(() => {});
       await client?.close();
     },
@@ -894,6 +697,6 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     if (!(e instanceof UnavailableError)) throw e;
     console.warn('mongo store: server unreachable at start; operations fail until it answers');
   }
-  scheduleRepair(0); // the startup sweep, then every interval
+  repairLoop.start(); // the startup sweep, then every interval
   return store;
 }
