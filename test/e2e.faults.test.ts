@@ -186,6 +186,29 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
     expect(await gw.gateway.deps.store.load('user', 'stalled-user')).toBeNull();
     expect(await gw.gateway.deps.store.lookup('username:stalled')).toBeNull();
   }, 20_000);
+  it('one read slower than the bound is given up alone: the requests beside it and after it are answered', async () => {
+    const created = await Promise.all(['slow', 'fast'].map((name) =>
+      gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${name}-${Date.now()}@example.com`, isVerified: true } } })));
+    const [slowId, fastId] = created.map((c) => c.data!.addHumanUser.userId);
+    // The slow user's reads (finds naming its id) reach MongoDB 2.5 s late, past the 1 s bound.
+    proxy.delayRequests((m) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from(slowId!, 'latin1')), 2500);
+    try {
+      const slow = gw.send(UpdateHumanProfileDocument, { input: { userId: slowId, firstName: 'Slow', lastName: 'Read' } });
+      await new Promise((r) => setTimeout(r, 200));
+      const beside = await gw.send(UpdateHumanProfileDocument, { input: { userId: fastId, firstName: 'Beside', lastName: 'It' } });
+      expect(beside.errors, beside.text).toBeUndefined();
+      expect(onlyError(await slow).extensions?.code).toBe('UNAVAILABLE');
+      // Given up by the driver too (its connection closed): nothing else of the pool is disturbed.
+      const after = await gw.send(UpdateHumanProfileDocument, { input: { userId: fastId, firstName: 'After', lastName: 'It' } });
+      expect(after.errors, after.text).toBeUndefined();
+      expect(after.data!.updateHumanProfile.details.sequence).toBe('3');
+    } finally {
+      proxy.delayRequests(undefined);
+    }
+    const retried = await gw.send(UpdateHumanProfileDocument, { input: { userId: slowId, firstName: 'Slow', lastName: 'Read' } });
+    expect(retried.errors, retried.text).toBeUndefined();
+    expect(retried.data!.updateHumanProfile.details.sequence).toBe('2');
+  }, 20_000);
 });
 
 describe('when the store fails after a code was checked', () => {
