@@ -236,28 +236,47 @@ describe('idempotency claims', () => ownClaimSuite('in memory', async () => crea
 describeWith('redis', 'idempotency claims when the Redis connection drops', (redisUrl) => {
   ownClaimSuite('in Redis', () => createRedisIdempotencyStore({ url: redisUrl, keyPrefix: unique('idem-own-') + ':' }));
 
-  it('a claim cut off by a dropped connection is not sent again after the reconnect: the retry gets the key, not "in progress" for 2 minutes', async () => {
+  /** A store behind the test proxy (test/support/net.ts) and one straight to Redis, on one key prefix. */
+  async function behindProxy(test: (t: { proxy: Awaited<ReturnType<typeof faultyProxy>>; proxied: IdempotencyStore; direct: IdempotencyStore }) => Promise<void>) {
     const proxy = await faultyProxy(redisUrl);
     await proxy.up();
     const keyPrefix = unique('idem-drop-') + ':';
     const proxied = await createRedisIdempotencyStore({ url: proxy.url, keyPrefix });
     const direct = await createRedisIdempotencyStore({ url: redisUrl, keyPrefix });
     try {
-      const key = unique('k-');
-      proxy.hold();
-      const claiming = proxied.claim(key, { fingerprint: 'f', owner: 'told-unavailable' }, 120_000);
-      await sleep(100);
-      // The claim never reached Redis; the connection drops, and the reconnect waits in the proxy too.
-      proxy.cut();
-      await expect(claiming).rejects.toBeInstanceOf(UnavailableError);
-      proxy.release();
-      // Once the proxied client has reconnected (a claim of another key goes through), a resent claim would have run.
-      await untilItWorks(() => proxied.claim(unique('probe-'), { fingerprint: 'p', owner: 'probe' }, 1000));
-      expect(await direct.claim(key, { fingerprint: 'f', owner: 'retry' }, 120_000)).toBeNull();
+      await test({ proxy, proxied, direct });
     } finally {
       await proxied.close();
       await direct.close();
       await proxy.down();
     }
-  });
+  }
+  /** Holds the connections, starts `call`, drops them: `call` never reached Redis and fails. Then lets the store reconnect. */
+  async function cutOff(proxy: Awaited<ReturnType<typeof faultyProxy>>, proxied: IdempotencyStore, call: () => Promise<unknown>) {
+    proxy.hold();
+    const calling = call();
+    await sleep(100);
+    proxy.cut();
+    await expect(calling).rejects.toBeInstanceOf(UnavailableError);
+    proxy.release();
+    // Once both connections are back (a claim, then a release of another key go through), a resent command would have run.
+    const probe = unique('probe-');
+    await untilItWorks(() => proxied.claim(probe, { fingerprint: 'p', owner: 'probe' }, 1000));
+    await untilItWorks(() => proxied.release(probe, 'probe'));
+  }
+
+  it('a claim cut off by a dropped connection is not sent again after the reconnect: the retry gets the key, not "in progress" for 2 minutes', () =>
+    behindProxy(async ({ proxy, proxied, direct }) => {
+      const key = unique('k-');
+      await cutOff(proxy, proxied, () => proxied.claim(key, { fingerprint: 'f', owner: 'told-unavailable' }, 120_000));
+      expect(await direct.claim(key, { fingerprint: 'f', owner: 'retry' }, 120_000)).toBeNull();
+    }));
+
+  it('a release cut off by a dropped connection is sent again after the reconnect: the key does not stay pending', () =>
+    behindProxy(async ({ proxy, proxied, direct }) => {
+      const key = unique('k-');
+      expect(await proxied.claim(key, { fingerprint: 'f', owner: 'first' }, 120_000)).toBeNull();
+      await cutOff(proxy, proxied, () => proxied.release(key, 'first'));
+      expect(await direct.claim(key, { fingerprint: 'f', owner: 'retry' }, 120_000)).toBeNull();
+    }));
 });

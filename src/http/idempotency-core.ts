@@ -145,9 +145,12 @@ interface Scripts {
 
 export async function createRedisIdempotencyStore(options: { url: RedisTarget; keyPrefix?: string }): Promise<IdempotencyStore> {
   const prefix = `${options.keyPrefix ?? ''}idem:`;
-  // A claim the caller was told failed (UNAVAILABLE) must not run after a reconnect: it would hold
-  // the key for lockMs against the client's retry.
-  const client = failFastRedis<Scripts>(options.url, { autoResendUnfulfilledCommands: false });
+  // Two connections. Claims: a claim the caller was told failed (UNAVAILABLE) must not run after a
+  // reconnect, where it would hold the key for lockMs against the client's retry. The rest
+  // (complete, release, which check the owner) is sent again after a reconnect, so that a
+  // dropped connection does not leave the key pending that long either.
+  const claims = failFastRedis(options.url, { autoResendUnfulfilledCommands: false });
+  const client = failFastRedis<Scripts>(options.url);
   client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE });
   client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE });
   const guard = async <T>(op: () => Promise<T>): Promise<T> => {
@@ -157,13 +160,16 @@ export async function createRedisIdempotencyStore(options: { url: RedisTarget; k
       throw new UnavailableError(`idempotency store unavailable: ${(err as Error).message}`, { cause: err });
     }
   };
-  await guard(() => client.connect());
+  await guard(() => Promise.all([claims.connect(), client.connect()])).catch((e: unknown) => {
+    for (const c of [claims, client]) c.disconnect();
+    throw e;
+  });
   return {
     claim: (key, record, lockMs) =>
       guard(async () => {
         for (;;) {
-          if ((await client.set(prefix + key, JSON.stringify(record), 'PX', lockMs, 'NX')) === 'OK') return null;
-          const existing = await client.get(prefix + key);
+          if ((await claims.set(prefix + key, JSON.stringify(record), 'PX', lockMs, 'NX')) === 'OK') return null;
+          const existing = await claims.get(prefix + key);
           if (existing) {
             const found = JSON.parse(existing) as IdempotencyRecord;
             return found.owner === record.owner ? null : found;
@@ -180,11 +186,15 @@ export async function createRedisIdempotencyStore(options: { url: RedisTarget; k
       }),
     release: (key, owner) => guard(async () => void (await client.idemRelease(prefix + key, owner))),
     async close() {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
+      await Promise.all(
+        [claims, client].map(async (c) => {
+          try {
+            await c.quit();
+          } catch {
+            c.disconnect();
+          }
+        }),
+      );
     },
   };
 }
