@@ -111,6 +111,7 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
     // Node connections are made by the cluster client with these (TLS: servername = each node's host);
     // it decides their reconnecting and queueing itself.
     const nodeOptions: RedisOptions = { ...failFastRedisOptions, ...authOptions(c), ...extra };
+    const noResend = extra.autoResendUnfulfilledCommands === false;
     delete nodeOptions.retryStrategy;
     delete nodeOptions.enableOfflineQueue;
     delete nodeOptions.lazyConnect;
@@ -123,9 +124,11 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
       slotsRefreshTimeout: nodeOptions.commandTimeout ?? 1500,
       redisOptions: nodeOptions,
       // After a node went away, a command for its slots is retried on the refreshed map
-      // every 100 ms, bounded by maxRedirections and the command's timeout.
-      retryDelayOnFailover: 100,
-      retryDelayOnClusterDown: 100,
+      // every 100 ms, bounded by maxRedirections (not by the command's timeout: a retry can
+      // run after its caller gave up). A client that must never send a command again
+      // (autoResendUnfulfilledCommands: false) fails it at once instead.
+      retryDelayOnFailover: noResend ? 0 : 100,
+      retryDelayOnClusterDown: noResend ? 0 : 100,
       maxRedirections: 16,
     };
     const cluster = new (ioredis().Cluster)(c.nodes, options);

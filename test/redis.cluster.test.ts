@@ -175,6 +175,40 @@ describeRequiring(inject('redisServerBin'), 'redis-server not found (these tests
     expect((await idem.begin<string>('caller-2', key, () => 'r')).kind).toBe('proceed');
   });
 
+  /**
+   * `call` sent while the master of `key` holds writes (CLIENT PAUSE WRITE): it times out for its
+   * caller. Then that master's client connections are killed and writes resume: a client that
+   * sends a command again on a closed node connection would run it now, behind the caller's back.
+   */
+  async function cutOffOnItsMaster(key: string, call: () => Promise<unknown>): Promise<void> {
+    const master = nodes[await ownerOf(key)]!;
+    await master.call('CLIENT', 'PAUSE', '10000', 'WRITE');
+    try {
+      await expect(call()).rejects.toBeInstanceOf(UnavailableError);
+      await master.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    } finally {
+      await master.call('CLIENT', 'UNPAUSE');
+    }
+    // A resend comes within the client's redirections (16, 100 ms apart); give it twice that.
+    await new Promise((r) => setTimeout(r, 3200));
+  }
+
+  it('an idempotency claim and a code check cut off by a killed connection are not run afterwards', async () => {
+    const keyPrefix = unique('cut:');
+    const idempotency = later(await createRedisIdempotencyStore({ url: conn, keyPrefix }));
+    const key = unique('key-');
+    await idempotency.claim(unique('warm-'), { fingerprint: 'w', owner: 'w' }, 1000);
+    await cutOffOnItsMaster(`${keyPrefix}idem:${key}`, () => idempotency.claim(key, { fingerprint: 'f', owner: 'told-unavailable' }, 120_000));
+    expect(await idempotency.claim(key, { fingerprint: 'f', owner: 'retry' }, 120_000)).toBeNull();
+
+    const store = later(await createRedisCodeStore({ url: conn, keyPrefix }));
+    const codes = createCodeService({ store, hmacKey: 'cluster-cut', ttlSeconds: 60, maxAttempts: 3 });
+    const user = unique('u-');
+    const code = await codes.issue(user, 'email', 'cut@example.com');
+    await cutOffOnItsMaster(`${keyPrefix}code:{${user}}:email`, () => codes.verify(user, 'email', code, 'cut@example.com'));
+    expect(await codes.verify(user, 'email', code, 'cut@example.com')).toBe('ok');
+  }, 30_000);
+
   it('the delivery queue: enqueue, take, ack, retry, and reclaim of a job another consumer left', async () => {
     const keyPrefix = unique('dq:');
     const queue = later(await createRedisQueue({ url: conn, keyPrefix, claimIdleMs: 300, maxBlockMs: 200 }));
