@@ -189,9 +189,9 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
   it('one read slower than the bound is given up alone: the requests beside it and after it are answered', async () => {
     const created = await Promise.all(['slow', 'fast'].map((name) =>
       gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${name}-${Date.now()}@example.com`, isVerified: true } } })));
-    const [slowId, fastId] = created.map((c) => c.data!.addHumanUser.userId);
+    const [slowId, fastId] = created.map((c) => c.data!.addHumanUser.userId) as [string, string];
     // The slow user's reads (finds naming its id) reach MongoDB 2.5 s late, past the 1 s bound.
-    proxy.delayRequests((m) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from(slowId!, 'latin1')), 2500);
+    proxy.delayRequests((m) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from(slowId, 'latin1')), 2500);
     try {
       const slow = gw.send(UpdateHumanProfileDocument, { input: { userId: slowId, firstName: 'Slow', lastName: 'Read' } });
       await new Promise((r) => setTimeout(r, 200));
