@@ -86,9 +86,9 @@ function authOptions(c: RedisAuth): RedisOptions {
  * A client with failFastRedisOptions (plus `extra`), not yet connected; errors surface per call.
  * For a Cluster: the same options for each node's connection; commands are refused at once
  * while the cluster client is not ready (no offline queue), a node's connection is not
- * retried by itself (a command that meets a dead node asks the others for the slot map again,
- * a few times, within commandTimeout), and the cluster client reconnects in the background
- * when every node was lost.
+ * retried by itself (a command that meets a dead node asks the others for the slot map again
+ * and is retried a few times; with autoResendUnfulfilledCommands: false it fails at once), and
+ * the cluster client reconnects in the background when every node was lost.
  */
 export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptions = {}): RedisClient & T {
   const c: RedisConnection = typeof target === 'string' ? { kind: 'single', url: target } : target;
