@@ -1036,8 +1036,9 @@ async function main(): Promise<number> {
   const scaleFailures = scaleRows.flatMap((r) => r.starts).reduce((n, s) => n + s.failures, 0);
   const targets = {
     updateHumanProfileVsYogaPing: profileRow?.ratioYogaPing !== undefined ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 } : undefined,
-    // Issue 12's bound is updateHumanProfile's; the largest row beside it includes the wire faces,
-    // whose first request loads @zitadel/proto's descriptors (about 25 MB of RSS, once a process).
+    // Issue 12's bound is updateHumanProfile's. The largest embedded row is printed beside it
+    // (addHumanUser allocates the most a request; the wire faces' first request loads
+    // @zitadel/proto's descriptors, about 25 MB of RSS once a process).
     updateHumanProfilePeakRssMb: profileRow
       ? (() => {
           const largest = embeddedRows.reduce((a, b) => (b.peakRssMb > a.peakRssMb ? b : a));
