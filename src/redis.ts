@@ -82,6 +82,19 @@ function authOptions(c: RedisAuth): RedisOptions {
   };
 }
 
+/** Closes the clients: QUIT (what was sent is answered first), or a hard disconnect when that fails. */
+export async function closeRedis(...clients: RedisClient[]): Promise<void> {
+  await Promise.all(
+    clients.map(async (c) => {
+      try {
+        await c.quit();
+      } catch {
+        c.disconnect();
+      }
+    }),
+  );
+}
+
 /**
  * A client with failFastRedisOptions (plus `extra`), not yet connected; errors surface per call.
  * For a Cluster: the same options for each node's connection; commands are refused at once

@@ -9,12 +9,11 @@ import { createHmac } from 'node:crypto';
 import { print } from 'graphql';
 import { canonical, createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from '../src/http/idempotency.ts';
 import { UnavailableError } from '../src/errors.ts';
-import { faultyProxy, untilItWorks } from './support/net.ts';
+import { cutOffBehind, faultyProxy } from './support/net.ts';
 
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
 const profile = { firstName: 'Idem', lastName: 'Potent' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The gateway's idempotency counter for one outcome. */
 async function outcomes(gw: TestGateway): Promise<Record<string, number>> {
@@ -251,18 +250,14 @@ describeWith('redis', 'idempotency claims when the Redis connection drops', (red
       await proxy.down();
     }
   }
-  /** Holds the connections, starts `call`, drops them: `call` never reached Redis and fails. Then lets the store reconnect. */
+  /** `call` cut off by a dropped connection (test/support/net.ts); once both connections of the store are back. */
   async function cutOff(proxy: Awaited<ReturnType<typeof faultyProxy>>, proxied: IdempotencyStore, call: () => Promise<unknown>) {
-    proxy.hold();
-    const calling = call();
-    await sleep(100);
-    proxy.cut();
-    await expect(calling).rejects.toBeInstanceOf(UnavailableError);
-    proxy.release();
-    // Once both connections are back (a claim, then a release of another key go through), a resent command would have run.
     const probe = unique('probe-');
-    await untilItWorks(() => proxied.claim(probe, { fingerprint: 'p', owner: 'probe' }, 1000));
-    await untilItWorks(() => proxied.release(probe, 'probe'));
+    const error = await cutOffBehind(proxy, call, async () => {
+      await proxied.claim(probe, { fingerprint: 'p', owner: 'probe' }, 1000);
+      await proxied.release(probe, 'probe');
+    });
+    expect(error).toBeInstanceOf(UnavailableError);
   }
 
   it('a claim cut off by a dropped connection is not sent again after the reconnect: the retry gets the key, not "in progress" for 2 minutes', () =>

@@ -1,6 +1,6 @@
 // Redis CodeStore: one hash per user and channel (hash, address, attempts) with a TTL.
 import { randomBytes } from 'node:crypto';
-import { failFastRedis, isReplyError, isTransientReply, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, isReplyError, isTransientReply, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
 import { MAX_BELOW, type CheckResult, type CodeChannel, type CodeStore, type StoredCode } from './port.ts';
 
@@ -197,12 +197,6 @@ export async function createRedisCodeStore(options: RedisCodeStoreOptions): Prom
       await guard(() => client.ping());
     },
 
-    async close() {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    close: () => closeRedis(client),
   };
 }

@@ -27,7 +27,7 @@
 // and the request HMAC does not give away the passwords in the request.
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { failedPrecondition, invalid, unavailable, UnavailableError, type AppError } from '../errors.ts';
-import { failFastRedis, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, type RedisTarget } from '../redis.ts';
 
 export interface IdempotencyRecord {
   /** HMAC of the request. */
@@ -185,17 +185,7 @@ export async function createRedisIdempotencyStore(options: { url: RedisTarget; k
         await client.idemComplete(prefix + key, owner, JSON.stringify({ ...record, answer }), ttlMs);
       }),
     release: (key, owner) => guard(async () => void (await client.idemRelease(prefix + key, owner))),
-    async close() {
-      await Promise.all(
-        [claims, client].map(async (c) => {
-          try {
-            await c.quit();
-          } catch {
-            c.disconnect();
-          }
-        }),
-      );
-    },
+    close: () => closeRedis(claims, client),
   };
 }
 

@@ -1,6 +1,6 @@
 // A sliding-window rate limiter: at most `limit` hits per key within `windowMs`.
 // Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
-import { failFastRedis, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
 
 export interface RateDecision {
@@ -67,7 +67,11 @@ export interface RedisRateLimiterOptions {
 
 export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
   const prefix = options.keyPrefix ?? '';
-  const client = failFastRedis<{ rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> }>(options.url);
+  // A hit cut off by a dropped connection is not sent again after the reconnect: its caller has
+  // moved on (let through), and a resent hit would count the request twice.
+  const client = failFastRedis<{ rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> }>(options.url, {
+    autoResendUnfulfilledCommands: false,
+  });
   client.defineCommand('rateHit', { numberOfKeys: 1, lua: HIT });
   try {
     await client.connect();
@@ -88,12 +92,6 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
       const [allowed, remaining, retryAfterMs] = res.map(Number) as [number, number, number];
       return { allowed: allowed === 1, remaining, retryAfterMs };
     },
-    async close() {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    close: () => closeRedis(client),
   };
 }

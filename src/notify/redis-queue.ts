@@ -22,7 +22,7 @@
 // The braces make "delivery" the hash tag: all three keys share a Cluster slot,
 // as the scripts need. With AOF on (appendonly yes), queued jobs survive a
 // Redis restart; appendfsync always loses none even on a crash.
-import { failFastRedis, isReplyError, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, isReplyError, type RedisTarget } from '../redis.ts';
 import type { SealedDeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
@@ -115,13 +115,19 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
   // the client reconnects by itself.
   // RESP2 replies: XREADGROUP answers [[stream, entries]] (RESP3 would make it a map).
   const client = failFastRedis<Scripts>(options.url, { protocol: 2 });
+  // Enqueues on a connection that never sends a command again after a reconnect: an XADD cut
+  // off there was reported failed to its mutation, and a resent one would queue a mail the
+  // caller was told did not go (or a second one when only the answer was lost). Acks and
+  // retries go on `client`, which does resend: losing one would deliver the job twice.
+  const producer = failFastRedis(options.url, { protocol: 2, autoResendUnfulfilledCommands: false });
   client.defineCommand('deliveryPromote', { numberOfKeys: 2, lua: PROMOTE });
   client.defineCommand('deliveryRetry', { numberOfKeys: 2, lua: RETRY });
   client.defineCommand('deliveryDead', { numberOfKeys: 2, lua: DEAD });
   try {
-    await client.connect();
+    await Promise.all([client.connect(), producer.connect()]);
   } catch (err) {
     client.disconnect();
+    producer.disconnect();
     throw err;
   }
   const consumers = new Set<QueueConsumer>();
@@ -156,7 +162,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
 
     async enqueue(job) {
       const payload: Payload = { job, attempts: 0, enqueuedAt: Date.now() };
-      return (await client.xadd(keys.jobs, '*', 'payload', JSON.stringify(payload)))!;
+      return (await producer.xadd(keys.jobs, '*', 'payload', JSON.stringify(payload)))!;
     },
 
     consumer(name) {
@@ -267,11 +273,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
 
     async close() {
       await Promise.allSettled([...consumers].map((c) => c.close()));
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
+      await closeRedis(client, producer);
     },
   };
 }

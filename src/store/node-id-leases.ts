@@ -2,7 +2,7 @@
 // Sentinel) or a MongoDB collection. Both keep, per node id, the holder's token, an expiry
 // and the fence `hi` (the highest id timestamp any holder may have used).
 import { UnavailableError } from '../errors.ts';
-import { failFastRedis, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, type RedisTarget } from '../redis.ts';
 import { mongoConcerns } from './mongo-shard-keys.ts';
 
 export interface LeaseTaken {
@@ -94,13 +94,7 @@ export async function createRedisLeaseStore(options: { url: RedisTarget; keyPref
     async release(id, token, highest) {
       await run(() => client.nodeIdRelease(...keys(id), token, Math.floor(highest)));
     },
-    async close() {
-      try {
-        await client.quit();
-      } catch {
-        client.disconnect();
-      }
-    },
+    close: () => closeRedis(client),
   };
 }
 

@@ -48,6 +48,29 @@ export async function untilItWorks<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * Holds the proxy's connections, starts `call`, then drops them: the call never reached the
+ * server and must fail. Returns its rejection once the client is back (`reconnected` works
+ * again), so that a command sent again after the reconnect would have run by then.
+ */
+export async function cutOffBehind(
+  proxy: { hold(): void; cut(): void; release(): void },
+  call: () => Promise<unknown>,
+  reconnected: () => Promise<unknown>,
+): Promise<unknown> {
+  proxy.hold();
+  const calling = call().then(
+    () => new Error('the call cut off by the dropped connection succeeded'),
+    (e: unknown) => e,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  proxy.cut();
+  const error = await calling;
+  proxy.release();
+  await untilItWorks(reconnected);
+  return error;
+}
+
+/**
  * A TCP proxy to a server (given by URL) that a test can cut and restore, or hold, on a port
  * fixed up front. With loseAnswers(match) on, a MongoDB request `match` picks (its wire message) reaches
  * the server, but its answer never comes back: the connection is dropped instead, as when a
