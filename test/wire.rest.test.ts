@@ -272,10 +272,13 @@ describe('the nine operations over REST, read back over REST', () => {
       },
     ]);
 
-    // As with protojson's DiscardUnknown, an enum name the descriptors do not know is dropped like an unknown field.
-    const lenient = await ok('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Ada', lastName: 'Lovelace', gender: 'NOT_A_GENDER', extra: true });
-    expect(lenient.details.sequence).toBe(String(++sequence));
-    expect((await ok('GET', `/v2/users/${userId}`)).user.human.profile.gender).toBe('GENDER_UNSPECIFIED');
+    // Unknown fields are dropped, as with protojson's DiscardUnknown; an enum name the enum does not
+    // have is not (protojson would drop it too, and the field then reads as UNSPECIFIED): refused, nothing written.
+    const refused = await call('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Ada', lastName: 'Lovelace', gender: 'NOT_A_GENDER', extra: true });
+    expectError(refused, 400, 3);
+    const unchanged = (await ok('GET', `/v2/users/${userId}`)).user;
+    expect(unchanged.human.profile.gender).toBe('GENDER_FEMALE');
+    expect(unchanged.details.sequence).toBe(String(sequence));
 
     // PUT /management/v1/users/{user_id}/profile: the path variable wins over a user_id in the body.
     const profile = await ok('PUT', `/management/v1/users/${userId}/profile`, {
@@ -899,6 +902,29 @@ describe('on the gateway’s own port, beside /graphql', () => {
     expect(updated.body.details.sequence).toBe(String(Number(created.body.details.sequence) + 1));
     const read = await gw.send(UserDocument, { id: userId });
     expect(read.data!.user!.profile.lastName).toBe('Two');
+  });
+
+  it('an enum name the enum does not have is INVALID_ARGUMENT over REST and Connect JSON, as over GraphQL, and changes nothing', async () => {
+    const name = `enum-${Date.now().toString(36)}`;
+    const created = await at('POST', '/v2/users/human', { username: name, profile: { givenName: 'Enum', familyName: 'Names', gender: 'GENDER_FEMALE' }, email: { email: `${name}@example.com`, isVerified: true } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const userId = created.body.userId as string;
+    const gender = async () => (await at('GET', `/v2/users/${userId}`)).body.user.human.profile.gender;
+
+    const rest = await at('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Enum', lastName: 'Names', gender: 'GENDER_FOO' });
+    expect(rest.status).toBe(400);
+    expect(rest.body).toMatchObject({ code: 3, message: expect.stringMatching(/gender: "GENDER_FOO" is not a value of zitadel\.user\.v1\.Gender/) });
+    const connect = await at('POST', '/zitadel.management.v1.ManagementService/UpdateHumanProfile', { userId, firstName: 'Enum', lastName: 'Names', gender: 'GENDER_FOO' });
+    expect(connect.status).toBe(400);
+    expect(connect.body).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/gender/) });
+    const nested = await at('POST', '/v2/users/human', { username: `${name}-2`, profile: { givenName: 'E', familyName: 'N', gender: 'GENDER_FOO' }, email: { email: `${name}-2@example.com` } });
+    expect(nested.status).toBe(400);
+    expect(nested.body.message).toMatch(/profile\.gender/);
+    expect(await gender()).toBe('GENDER_FEMALE');
+
+    // Names the enum has still work, and unknown fields are still ignored, as grpc-gateway does.
+    expect((await at('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Enum', lastName: 'Names', gender: 'GENDER_MALE', notAField: 1 })).status).toBe(200);
+    expect(await gender()).toBe('GENDER_MALE');
   });
 
   it('errors in grpc-gateway’s shape and status through the edge', async () => {

@@ -23,6 +23,7 @@ import type { DescMessage, DescMethod } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
 import type { Compression, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
+import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
 /** INVALID_ARGUMENT for a JSON request body with more than MAX_JSON_CONTAINERS objects and arrays; undefined when it may be parsed. */
@@ -42,6 +43,27 @@ class CountingTextDecoder extends TextDecoder {
   override decode(input?: AllowSharedBufferSource, options?: TextDecodeOptions): string {
     const text = super.decode(input, options);
     const refusal = jsonBodyRefusal(text);
+    if (refusal) throw refusal;
+    return text;
+  }
+}
+
+/** CountingTextDecoder for the messages of one method: the parsed text is checked for enum names its type does not have (enum-names.ts). */
+class MethodJsonDecoder extends CountingTextDecoder {
+  readonly #input: DescMessage;
+  constructor(input: DescMessage) {
+    super();
+    this.#input = input;
+  }
+  override decode(input?: AllowSharedBufferSource, options?: TextDecodeOptions): string {
+    const text = super.decode(input, options);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return text; // connect's own parse answers it
+    }
+    const refusal = enumNameRefusal(this.#input, json);
     if (refusal) throw refusal;
     return text;
   }
@@ -74,6 +96,7 @@ export function guardedRouter(
   // Per-call options replace the router's protocol switches (connect's whichProtocols), so they are repeated.
   const perMethod = (method: DescMethod, extra?: object) => ({
     ...extra,
+    jsonOptions: { ...options.jsonOptions, textDecoder: new MethodJsonDecoder(method.input) } as ConnectRouterOptions['jsonOptions'],
     grpc: options.grpc,
     grpcWeb: options.grpcWeb,
     connect: options.connect,

@@ -8,6 +8,7 @@ import { fromJson, ScalarType, type DescField, type JsonValue, type Message, typ
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AppError } from '../errors.ts';
 import type { RequestState } from '../http/request-state.ts';
+import { enumNameRefusal } from './enum-names.ts';
 import { jsonBodyRefusal } from './request-limits.ts';
 import { bodyTooLarge } from './rest-errors.ts';
 import { resolveFieldPath, type Route } from './rest-rules.ts';
@@ -175,8 +176,11 @@ export function requestMessage(route: Route, values: string[], query: string, js
     }
     // Path variables last: they win over the body, as in grpc-gateway.
     route.template.variables.forEach((v, k) => setJson(json, v.fields, [values[k]!], false));
+    const refusal = enumNameRefusal(method.input, json);
+    if (refusal) throw refusal;
     return fromJson(method.input, json as JsonValue, { ignoreUnknownFields: true, registry });
   } catch (err) {
+    if (err instanceof ConnectError) throw err;
     throw new ConnectError(`${(err as Error).message}`, Code.InvalidArgument);
   }
 }
