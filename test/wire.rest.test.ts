@@ -927,6 +927,17 @@ describe('on the gateway’s own port, beside /graphql', () => {
     expect(await gender()).toBe('GENDER_MALE');
   });
 
+  it('a value of the wrong type is refused without being quoted back (a numeric password, over REST and Connect JSON)', async () => {
+    const secret = 123456789012;
+    const rest = await at('POST', `/management/v1/users/${gw.adminId}/password`, { password: secret, noChangeRequired: true });
+    expect(rest.status).toBe(400);
+    expect(rest.body.message).toMatch(/password from JSON: expected string$/);
+    const connect = await at('POST', '/zitadel.management.v1.ManagementService/SetHumanPassword', { userId: gw.adminId, password: secret });
+    expect(connect.status).toBe(400);
+    expect(connect.body).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/password from JSON: expected string$/) });
+    for (const answer of [rest, connect]) expect(JSON.stringify(answer.body)).not.toContain(String(secret));
+  });
+
   it('errors in grpc-gateway’s shape and status through the edge', async () => {
     const missing = await at('PUT', '/management/v1/users/404404/profile', { firstName: 'A', lastName: 'B' });
     expect(missing.status).toBe(404);

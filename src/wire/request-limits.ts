@@ -19,10 +19,11 @@
 //
 // Anything the scans do not understand (a malformed envelope, a body over readMaxBytes, an
 // unknown encoding) is handed on untouched, for the router to answer as before.
-import type { DescMessage, DescMethod } from '@bufbuild/protobuf';
+import { fromJson, type DescMessage, type DescMethod, type JsonReadOptions, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
 import type { Compression, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
+import { withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
@@ -48,12 +49,18 @@ class CountingTextDecoder extends TextDecoder {
   }
 }
 
-/** CountingTextDecoder for the messages of one method: the parsed text is checked for enum names its type does not have (enum-names.ts). */
+/**
+ * CountingTextDecoder for the messages of one method: the parsed text is checked for enum
+ * names its type does not have (enum-names.ts), and decoded once as connect will decode it, so
+ * that a value of the wrong type is refused without being quoted (decode-errors.ts).
+ */
 class MethodJsonDecoder extends CountingTextDecoder {
   readonly #input: DescMessage;
-  constructor(input: DescMessage) {
+  readonly #options: Partial<JsonReadOptions>;
+  constructor(input: DescMessage, options: Partial<JsonReadOptions>) {
     super();
     this.#input = input;
+    this.#options = options;
   }
   override decode(input?: AllowSharedBufferSource, options?: TextDecodeOptions): string {
     const text = super.decode(input, options);
@@ -65,6 +72,11 @@ class MethodJsonDecoder extends CountingTextDecoder {
     }
     const refusal = enumNameRefusal(this.#input, json);
     if (refusal) throw refusal;
+    try {
+      fromJson(this.#input, json as JsonValue, this.#options);
+    } catch (err) {
+      throw new ConnectError(withoutValue(String((err as Error).message)), Code.InvalidArgument);
+    }
     return text;
   }
 }
@@ -96,7 +108,10 @@ export function guardedRouter(
   // Per-call options replace the router's protocol switches (connect's whichProtocols), so they are repeated.
   const perMethod = (method: DescMethod, extra?: object) => ({
     ...extra,
-    jsonOptions: { ...options.jsonOptions, textDecoder: new MethodJsonDecoder(method.input) } as ConnectRouterOptions['jsonOptions'],
+    jsonOptions: {
+      ...options.jsonOptions,
+      textDecoder: new MethodJsonDecoder(method.input, { ignoreUnknownFields: true, ...options.jsonOptions }),
+    } as ConnectRouterOptions['jsonOptions'],
     grpc: options.grpc,
     grpcWeb: options.grpcWeb,
     connect: options.connect,

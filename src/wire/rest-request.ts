@@ -8,6 +8,7 @@ import { fromJson, ScalarType, type DescField, type JsonValue, type Message, typ
 import { Code, ConnectError } from '@connectrpc/connect';
 import type { AppError } from '../errors.ts';
 import type { RequestState } from '../http/request-state.ts';
+import { withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { jsonBodyRefusal } from './request-limits.ts';
 import { bodyTooLarge } from './rest-errors.ts';
@@ -181,6 +182,6 @@ export function requestMessage(route: Route, values: string[], query: string, js
     return fromJson(method.input, json as JsonValue, { ignoreUnknownFields: true, registry });
   } catch (err) {
     if (err instanceof ConnectError) throw err;
-    throw new ConnectError(`${(err as Error).message}`, Code.InvalidArgument);
+    throw new ConnectError(withoutValue(String((err as Error).message)), Code.InvalidArgument);
   }
 }
