@@ -193,7 +193,7 @@ describe('addHumanUser', () => {
       { name: 'IAM_OWNER without organisation or header: its own (default) org', caller: ADMIN, input: base(), then: created(DEFAULT_ORG) },
       { name: 'IAM_OWNER with organisation.orgId of another org', caller: ADMIN, input: base({ organisation: { orgId: ORG_B } }), then: created(ORG_B) },
       { name: 'organisation.orgDomain names the org (case ignored)', caller: ADMIN, input: base({ organisation: { orgDomain: ' BETA.localhost ' } }), then: created(ORG_B) },
-      { name: 'organisation.orgId wins over orgDomain', caller: ADMIN, input: base({ organisation: { orgId: ORG_A, orgDomain: 'beta.localhost' } }), then: created(ORG_A) },
+      { name: 'organisation.orgId and orgDomain both: INVALID_ARGUMENT (one or the other, as the wire\'s oneof)', caller: ADMIN, input: base({ organisation: { orgId: ORG_A, orgDomain: 'beta.localhost' } }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.organisation.orgDomain'] } } },
       { name: 'x-service-orgid when no organisation is given', caller: U.helperB, orgHeader: ORG_B, input: base(), then: created(ORG_B) },
       { name: 'organisation wins over x-service-orgid', caller: U.managerA, orgHeader: ORG_B, input: base({ organisation: { orgId: ORG_A } }), then: created(ORG_A) },
       { name: 'organisation.orgId of an org where the caller holds no role: PERMISSION_DENIED', caller: U.managerA, input: base({ organisation: { orgId: ORG_B } }), then: denied },

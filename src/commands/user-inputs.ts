@@ -90,7 +90,12 @@ export function userInputRules(config: Config) {
       .object({
         userId: id.nullish(),
         username: optionalText(200, { required: true, name: true }),
-        organisation: z.object({ orgId: id.nullish(), orgDomain: optionalText(200, { required: true }) }).nullish(),
+        organisation: z
+          .object({ orgId: id.nullish(), orgDomain: optionalText(200, { required: true }) })
+          .superRefine((o, ctx) => {
+            if (countGiven(o.orgId, o.orgDomain) > 1) ctx.addIssue({ code: 'custom', path: ['orgDomain'], message: 'give either orgId or orgDomain, not both' });
+          })
+          .nullish(),
         profile,
         email: z.object({ email, ...emailVerification }).superRefine(oneVerificationChoice),
         phone: z
