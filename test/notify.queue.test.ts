@@ -184,6 +184,22 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       await noCodeInRedis(jobs.map((j) => j.code));
     });
 
+    it('a consumer closed while its take claims a job another left: the job is not lost, a later consumer gets it', async () => {
+      const claimIdleMs = 300;
+      const queue = await newQueue(`${unique('close')}:`, claimIdleMs);
+      const j = job(`${unique('close-')}@example.com`);
+      await queue.enqueue(seal.seal(j));
+      const left = await queue.consumer('left').take(1000); // never acknowledged
+      expect(left!.job.to).toBe(j.to);
+      await sleep(claimIdleMs + 100);
+      // The take's claim and the close's look at what the consumer holds interleave on one connection.
+      const closing = queue.consumer('closing');
+      await Promise.all([closing.take(100), closing.close()]);
+      await sleep(claimIdleMs + 100);
+      const later = await queue.consumer('later').take(1000);
+      expect(later?.job.to).toBe(j.to);
+    });
+
     it('several workers share the queue: every job goes out exactly once', async () => {
       const smtp = await startSmtp();
       cleanups.push(() => smtp.stop());

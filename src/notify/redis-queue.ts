@@ -68,7 +68,16 @@ redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'letter', ARGV[3])
 return 1`;
 
+// KEYS[1] jobs; ARGV group, consumer. Forgets the consumer only if it holds nothing, in one
+// step: between a separate look and the delete, a claim of the consumer's in-flight take could
+// land, and the delete would drop that job from the pending list for good.
+const FORGET = `
+if #redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1, ARGV[2]) > 0 then return 0 end
+redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], ARGV[2])
+return 1`;
+
 interface Scripts {
+  deliveryForget(jobs: string, group: string, consumer: string): Promise<number>;
   deliveryPromote(delayed: string, jobs: string, max: number): Promise<number>;
   deliveryRetry(jobs: string, delayed: string, group: string, id: string, delayMs: number, payload: string): Promise<number>;
   deliveryDead(jobs: string, dead: string, group: string, id: string, letter: string, max: number): Promise<number>;
@@ -123,6 +132,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
   client.defineCommand('deliveryPromote', { numberOfKeys: 2, lua: PROMOTE });
   client.defineCommand('deliveryRetry', { numberOfKeys: 2, lua: RETRY });
   client.defineCommand('deliveryDead', { numberOfKeys: 2, lua: DEAD });
+  client.defineCommand('deliveryForget', { numberOfKeys: 1, lua: FORGET });
   try {
     await Promise.all([client.connect(), producer.connect()]);
   } catch (err) {
@@ -239,8 +249,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
           // A consumer that holds nothing is forgotten by the group; one that
           // holds entries stays until another consumer has claimed them.
           try {
-            const mine = (await client.call('XPENDING', keys.jobs, GROUP, '-', '+', 1, name)) as unknown[];
-            if (mine.length === 0) await client.call('XGROUP', 'DELCONSUMER', keys.jobs, GROUP, name);
+            await client.deliveryForget(keys.jobs, GROUP, name);
           } catch {
             // Redis away: the entry stays, harmless
           }
