@@ -32,7 +32,7 @@ function contract(makeHarness: () => Promise<Harness>) {
     createCodeService({
       store: {
         ...h.store,
-        put: (userId, channel, code, ttl) => (stored.push(code), h.store.put(userId, channel, code, ttl)),
+        put: (userId, channel, code, ttl, token) => (stored.push(code), h.store.put(userId, channel, code, ttl, token)),
       },
       hmacKey: randomBytes(32),
       ttlSeconds,
@@ -488,6 +488,21 @@ describeWith('redis', 'redis code store', (url) => {
       await expect(service(proxied).verifyUndoable(u, 'email', code, 'a@example.com')).rejects.toBeInstanceOf(UnavailableError);
       proxy.release();
       // Redis runs the check (a match: consumed), then the undo; the ping answers after both.
+      await proxied.ping();
+      expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
+    }));
+
+  it.each([
+    ['an issue for another address', (s: ReturnType<typeof createCodeService>, u: string) => s.issueUndoable(u, 'email', 'b@example.com')],
+    ['a clear', (s: ReturnType<typeof createCodeService>, u: string) => s.clear(u, 'email')],
+  ])('%s whose answer a stall lost is taken back once Redis runs it: the code sent before still verifies', (_, change) =>
+    behindProxy(async ({ proxy, proxied, direct, service }) => {
+      const u = user();
+      const code = await service(direct).issue(u, 'email', 'a@example.com');
+      proxy.hold();
+      // The change and then its undo wait in the stalled connection; the change times out here.
+      await expect(change(service(proxied), u)).rejects.toBeInstanceOf(UnavailableError);
+      proxy.release();
       await proxied.ping();
       expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
     }));

@@ -58,11 +58,27 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
   const hash = (userId: string, channel: CodeChannel, code: string) =>
     createHmac('sha256', hmacKey).update(`${userId}|${channel}|${code}`).digest('hex');
 
+  /**
+   * A put, clear or check named by a token made here, and its undo. When it fails its undo is
+   * sent behind it: a stalled Redis may still run it after its caller was answered UNAVAILABLE
+   * (a put or clear would then void the code the user was sent before, a check consume it).
+   */
+  async function undoable<T>(userId: string, channel: CodeChannel, change: (token: string) => Promise<T>): Promise<{ value: T; undo: () => Promise<void> }> {
+    const token = randomBytes(12).toString('hex');
+    const undo = () => store.restore(userId, channel, token).then(() => {});
+    try {
+      return { value: await change(token), undo };
+    } catch (err) {
+      await undo().catch(() => {});
+      throw err;
+    }
+  }
+
   const issueUndoable: CodeService['issueUndoable'] = async (userId, channel, address) => {
     let code = '';
     for (let i = 0; i < length; i++) code += ALPHABET[randomInt(ALPHABET.length)];
-    const { token } = await store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds);
-    return { code, undo: () => store.restore(userId, channel, token).then(() => {}) };
+    const { undo } = await undoable(userId, channel, (token) => store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds, token));
+    return { code, undo };
   };
 
   async function verify(userId: string, channel: CodeChannel, code: string, currentAddress: string, token?: string): Promise<VerifyResult> {
@@ -85,20 +101,10 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
     verify,
 
     async verifyUndoable(userId, channel, code, currentAddress) {
-      const token = randomBytes(12).toString('hex');
-      const undo = () => store.restore(userId, channel, token).then(() => {});
-      try {
-        return { result: await verify(userId, channel, code, currentAddress, token), undo };
-      } catch (err) {
-        // The check may have run and consumed the code with its answer lost: nothing was written, so take it back.
-        await undo().catch(() => {});
-        throw err;
-      }
+      const { value: result, undo } = await undoable(userId, channel, (token) => verify(userId, channel, code, currentAddress, token));
+      return { result, undo };
     },
 
-    async clear(userId, channel) {
-      const { token } = await store.clear(userId, channel);
-      return () => store.restore(userId, channel, token).then(() => {});
-    },
+    clear: async (userId, channel) => (await undoable(userId, channel, (token) => store.clear(userId, channel, token))).undo,
   };
 }

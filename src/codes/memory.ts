@@ -74,10 +74,10 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
   });
 
   return {
-    async put(userId, channel, code, ttlSeconds) {
+    async put(userId, channel, code, ttlSeconds, name = token()) {
       if (++puts % SWEEP_EVERY === 0) sweep();
       return push(key(userId, channel), {
-        token: token(),
+        token: name,
         hash: code.hash,
         address: code.address,
         attempts: 0,
@@ -99,12 +99,12 @@ export function createMemoryCodeStore(options: MemoryCodeStoreOptions = {}): Cod
       return { status: 'wrong', attemptsLeft: maxAttempts - entry.attempts };
     },
 
-    async clear(userId, channel) {
+    async clear(userId, channel, name = token()) {
       const k = key(userId, channel);
       const stack = live(k);
       // A clear over nothing has nothing to hide: nothing to store.
-      if (!stack) return { previous: null, token: token() };
-      return push(k, clearMark(token(), stack));
+      if (!stack) return { previous: null, token: name };
+      return push(k, clearMark(name, stack));
     },
 
     async restore(userId, channel, undo) {

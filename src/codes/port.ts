@@ -65,8 +65,12 @@ export type CheckResult =
 export const MAX_BELOW = 8;
 
 export interface CodeStore {
-  /** Store a pending code, replacing (voiding) any earlier one for this user and channel; atomically returns the one replaced. */
-  put(userId: string, channel: CodeChannel, code: PendingCode, ttlSeconds: number): Promise<Replaced>;
+  /**
+   * Store a pending code, replacing (voiding) any earlier one for this user and channel;
+   * atomically returns the one replaced. `token` names it for restore (random when not given;
+   * a caller that gives it can undo the put even when its answer was lost).
+   */
+  put(userId: string, channel: CodeChannel, code: PendingCode, ttlSeconds: number, token?: string): Promise<Replaced>;
   /**
    * Atomically compare `hash` with the pending code: a match consumes it
    * (single use) with a clear named `token` (restore(token) takes the match back;
@@ -74,8 +78,8 @@ export interface CodeStore {
    * a mismatch counts an attempt and voids the code at maxAttempts.
    */
   check(userId: string, channel: CodeChannel, hash: string, maxAttempts: number, token?: string): Promise<CheckResult>;
-  /** Remove any pending code (e.g. the address was verified another way); atomically returns the one removed. */
-  clear(userId: string, channel: CodeChannel): Promise<Replaced>;
+  /** Remove any pending code (e.g. the address was verified another way); atomically returns the one removed. `token` as for put. */
+  clear(userId: string, channel: CodeChannel, token?: string): Promise<Replaced>;
   /**
    * Undoes the put or clear named by `token` (see above), atomically. True when
    * that changed the pending code (the entry was still on top); false when a

@@ -170,8 +170,7 @@ export async function createRedisCodeStore(options: RedisCodeStoreOptions): Prom
   const key = (userId: string, channel: CodeChannel) => `${prefix}code:{${userId}}:${channel}`;
 
   return {
-    async put(userId, channel, code, ttlSeconds) {
-      const t = token();
+    async put(userId, channel, code, ttlSeconds, t = token()) {
       const previous = await guard(() => client.codePut(key(userId, channel), code.hash, code.address, Math.ceil(ttlSeconds * 1000), t));
       return { previous: stored(previous), token: t };
     },
@@ -183,8 +182,7 @@ export async function createRedisCodeStore(options: RedisCodeStoreOptions): Prom
       return { status: 'missing' };
     },
 
-    async clear(userId, channel) {
-      const t = token();
+    async clear(userId, channel, t = token()) {
       const previous = await guard(() => client.codeClear(key(userId, channel), t));
       return { previous: stored(previous), token: t };
     },
