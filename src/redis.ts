@@ -100,8 +100,8 @@ export async function closeRedis(...clients: RedisClient[]): Promise<void> {
  * For a Cluster: the same options for each node's connection; commands are refused at once
  * while the cluster client is not ready (no offline queue), a node's connection is not
  * retried by itself (a command that meets a dead node asks the others for the slot map again
- * and is retried a few times; with autoResendUnfulfilledCommands: false it fails at once), and
- * the cluster client reconnects in the background when every node was lost.
+ * and is retried a few times; with autoResendUnfulfilledCommands: false, never once its caller
+ * has given up on it), and the cluster client reconnects in the background when every node was lost.
  */
 export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptions = {}): RedisClient & T {
   const c: RedisConnection = typeof target === 'string' ? { kind: 'single', url: target } : target;
@@ -136,15 +136,23 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
       // Asking a node for the slot map: the same bound as a command.
       slotsRefreshTimeout: nodeOptions.commandTimeout ?? 1500,
       redisOptions: nodeOptions,
-      // After a node went away, a command for its slots is retried on the refreshed map
-      // every 100 ms, bounded by maxRedirections (not by the command's timeout: a retry can
-      // run after its caller gave up). A client that must never send a command again
-      // (autoResendUnfulfilledCommands: false) fails it at once instead.
-      retryDelayOnFailover: noResend ? 0 : 100,
-      retryDelayOnClusterDown: noResend ? 0 : 100,
+      // After a node went away, or while its connection is not ready yet, a command for its
+      // slots is retried on the refreshed map every 100 ms, bounded by maxRedirections (not by
+      // the command's timeout: see below).
+      retryDelayOnFailover: 100,
+      retryDelayOnClusterDown: 100,
       maxRedirections: 16,
     };
     const cluster = new (ioredis().Cluster)(c.nodes, options);
+    if (noResend) {
+      // The cluster client goes on retrying a command after its caller has given up on it
+      // (command timeout): a client that must never send a command again has every node skip
+      // a command that is already settled.
+      cluster.on('+node', (node: Redis) => {
+        const send = node.sendCommand.bind(node);
+        node.sendCommand = ((command, stream) => (command.isSettled ? command.promise : send(command, stream))) as Redis['sendCommand'];
+      });
+    }
     // Cluster#connect() never settles when the slot map came but CLUSTER INFO says
     // cluster_state:fail (it reconnects in the background instead): bound it.
     const connect = cluster.connect.bind(cluster);
