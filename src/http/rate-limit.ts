@@ -13,7 +13,10 @@
 //
 // If the limiter's Redis is unreachable the request is let through (and
 // counted in gateway_rate_limiter_unavailable_total): the operations that need
-// Redis answer UNAVAILABLE by themselves, the others keep working.
+// Redis answer UNAVAILABLE by themselves, the others keep working. After a failure
+// the limiter is not asked for BREAK_MS, and then by one request at a time until it
+// answers: a stalled Redis (connections up, no answer) costs its command timeout to
+// a few requests, not to every one.
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { HttpConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
@@ -22,6 +25,8 @@ import type { Logger } from '../log.ts';
 import type { RequestState } from './request-state.ts';
 
 const WINDOW_MS = 60_000;
+/** How long the limiter is left alone after it failed. */
+export const BREAK_MS = 1000;
 
 export interface RateLimitOptions {
   limiter: RateLimiter;
@@ -52,13 +57,22 @@ export interface Refusal {
 export function createRateLimit(options: RateLimitOptions): (state: RequestState) => Promise<Refusal | null> {
   const { limiter, limits, logger } = options;
   let lastWarned = 0;
+  /** While the limiter is failing: when it may be asked again, and whether a request is asking it. */
+  let broken: { until: number; probing: boolean } | undefined;
   return async (state) => {
     const [key, limit] = state.caller ? [`http:caller:${state.caller}`, limits.rateLimitPerCaller] : [`http:ip:${state.ip}`, limits.rateLimitPerIp];
     if (limit <= 0) return null;
+    if (broken && (broken.probing || Date.now() < broken.until)) {
+      options.onLimiterUnavailable?.();
+      return null;
+    }
+    if (broken) broken.probing = true;
     let decision;
     try {
       decision = await limiter.hit(key, limit, WINDOW_MS);
+      broken = undefined;
     } catch (err) {
+      broken = { until: Date.now() + BREAK_MS, probing: false };
       options.onLimiterUnavailable?.();
       if (Date.now() - lastWarned > 10_000) {
         lastWarned = Date.now();
