@@ -159,6 +159,14 @@ describe('verifyU2FRegistration', () => {
     },
   });
   const invalidCredential = (message: RegExp) => ({ error: { code: 'INVALID_ARGUMENT' as const, fields: ['input.publicKeyCredential'], message } });
+  /** An object `levels` deep (the credential itself is level 1), long enough to pass the size rule. */
+  const nested = (levels: number): Record<string, unknown> => {
+    let v: Record<string, unknown> = { pad: chars(60) };
+    for (let i = 1; i < levels; i++) v = { n: v };
+    return v;
+  };
+  /** An object holding `n` members: an array of n - 1 elements and its own key. */
+  const members = (n: number): Record<string, unknown> => ({ list: Array.from({ length: n - 1 }, () => 0) });
   const row = (r: Omit<Row<any>, 'given'> & { given?: Fact[] }): Row<any> => ({ given: seeded, ...r });
   commandTable<any>(verifyU2FRegistration, [
     row({ name: 'the user itself: the token ready, the credential stored and claimed', caller: U.alice, input: answer(U.alice, 'u2f-1'), then: ready(U.alice, 'u2f-1', ORG_A) }),
@@ -203,6 +211,10 @@ describe('verifyU2FRegistration', () => {
     row({ name: 'a credential of 54 characters as JSON: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { a: chars(46) }, tokenName: 'k' }, then: invalidCredential(/55 to 1048576/) }),
     row({ name: 'a credential of 55 characters passes the limit (and fails to verify)', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { a: chars(47) }, tokenName: 'k' }, then: invalidCredential(/could not be parsed/) }),
     row({ name: 'a credential over 1048576 characters: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: { a: chars(1_048_570) }, tokenName: 'k' }, then: invalidCredential(/55 to 1048576/) }),
+    row({ name: 'a credential nested 16 levels passes the shape rule (and fails to verify)', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: nested(16), tokenName: 'k' }, then: invalidCredential(/could not be parsed/) }),
+    row({ name: 'a credential nested 17 levels: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: nested(17), tokenName: 'k' }, then: invalidCredential(/deeper than 16 levels/) }),
+    row({ name: 'a credential of 1000 members passes the shape rule (and fails to verify)', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: members(1000), tokenName: 'k' }, then: invalidCredential(/could not be parsed/) }),
+    row({ name: 'a credential of 1001 members (object members and array elements at any depth): INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: members(1001), tokenName: 'k' }, then: invalidCredential(/at most 1000 members/) }),
     row({ name: 'a credential that is no object: INVALID_ARGUMENT', caller: U.alice, input: { userId: U.alice, u2fId: 'u2f-1', publicKeyCredential: chars(100), tokenName: 'k' }, then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.publicKeyCredential'] } } }),
     row({ name: 'tokenName blank, u2fId blank, userId of 201: INVALID_ARGUMENT', caller: U.alice, input: (h: Harness) => ({ ...answer(U.alice, 'u2f-1')(h), userId: chars(201), u2fId: ' ', tokenName: '' }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.tokenName', 'input.u2fId', 'input.userId'] } } }),
     row({ name: 'a tokenName of 201: INVALID_ARGUMENT', caller: U.alice, input: answer(U.alice, 'u2f-1', {}, chars(201)), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.tokenName'] } } }),

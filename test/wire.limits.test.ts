@@ -337,6 +337,25 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
           expect(await refused('user', userId, 'public_key_credential', () => verify(n))).not.toBe(lengthRule);
         }
       });
+
+      it('VerifyU2FRegistration public_key_credential shape over binary gRPC: 16 levels and 1000 members pass the shape rule, 17 and 1001 do not, as on GraphQL', async () => {
+        const { users } = grpc();
+        const userId = await newUser();
+        const registered = await users.registerU2F({ userId });
+        const nested = (levels: number): JsonObject => {
+          let v: JsonObject = { pad: 'p'.repeat(60) };
+          for (let i = 1; i < levels; i++) v = { n: v };
+          return v;
+        };
+        const members = (n: number): JsonObject => ({ list: Array.from({ length: n - 1 }, () => 0) });
+        const verify = (credential: JsonObject) => users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credential, tokenName: 'key' });
+        expect(await refused('user', userId, 'public_key_credential', () => verify(nested(17)))).toBe('must not nest deeper than 16 levels');
+        expect(await refused('user', userId, 'public_key_credential', () => verify(members(1001)))).toBe('must hold at most 1000 members and elements');
+        // Within the rule the transport lets them through; the credential is then no WebAuthn response.
+        for (const credential of [nested(16), members(1000)]) {
+          expect(await refused('user', userId, 'public_key_credential', () => verify(credential))).toMatch(/could not be parsed/);
+        }
+      });
     });
   });
 }

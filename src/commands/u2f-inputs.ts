@@ -29,6 +29,31 @@ export function originsFor(config: Config, rpId: string): string[] {
   });
 }
 
+/**
+ * The credential's shape, bounded the same on every face: a real one nests 3 levels and holds
+ * a few dozen members. Each face's own parser limits lie beyond these (GraphQL variables nest
+ * 32 levels; a binary Struct holds 1,000 entries a map and 10,000 fields), so what one face
+ * accepts, every face does.
+ */
+export const PUBLIC_KEY_CREDENTIAL_MAX_DEPTH = 16;
+export const PUBLIC_KEY_CREDENTIAL_MAX_MEMBERS = 1000;
+
+/** What is wrong with the credential's shape: deeper than MAX_DEPTH or more members (object members and array elements, at every depth) than MAX_MEMBERS. */
+function shapeProblem(value: unknown): string | undefined {
+  let members = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth > PUBLIC_KEY_CREDENTIAL_MAX_DEPTH) return `must not nest deeper than ${PUBLIC_KEY_CREDENTIAL_MAX_DEPTH} levels`;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    members += children.length;
+    if (members > PUBLIC_KEY_CREDENTIAL_MAX_MEMBERS) return `must hold at most ${PUBLIC_KEY_CREDENTIAL_MAX_MEMBERS} members and elements`;
+    for (const child of children) stack.push([child, depth + 1]);
+  }
+  return undefined;
+}
+
 /** Code points of the credential's JSON text; stops counting early once past the limit. */
 function jsonLength(value: unknown): number {
   let json: string | undefined;
@@ -78,7 +103,10 @@ export function u2fInputRules(config: Config) {
             code: 'custom',
             message: `must be ${PUBLIC_KEY_CREDENTIAL_MIN} to ${PUBLIC_KEY_CREDENTIAL_MAX} characters as JSON`,
           });
+          return;
         }
+        const problem = shapeProblem(credential);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
       }),
       tokenName: text(200, { required: true, name: true }),
     }),
