@@ -7,6 +7,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { readResponse } from './net.ts';
+import { TEST_DEFAULTS } from './test-defaults.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -41,7 +42,7 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
-    BCRYPT_COST: '4',
+    ...TEST_DEFAULTS,
     LOG_LEVEL: 'info',
     ...options.env,
     DATA_DIR: dataDir,
@@ -58,7 +59,7 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     let url = '';
     let adminId = '';
     let tokenNext = false;
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 30_000);
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 90_000);
     exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`gateway exited (${code}) while starting:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`));

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log.ts';
 import type { Notifier } from '../../src/notify/port.ts';
 import { createGateway, type Gateway } from '../../src/server.ts';
 import { faultyProxy, readResponse } from './net.ts';
+import { TEST_DEFAULTS } from './test-defaults.ts';
 
 export interface StartOptions {
   /** Environment for loadConfig (MONGODB_URL, REDIS_URL, …); DATA_DIR and PORT are set here. */
@@ -51,7 +52,7 @@ export interface TestGateway {
 
 export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-'));
-  const config = loadConfig({ BCRYPT_COST: '4', ...options.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({ ...TEST_DEFAULTS, ...options.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
   const logs: string[] = [];
   const logger = createLogger('debug', (line) => logs.push(line));
   const gateway = await createGateway(config, { logger, notifier: options.notifier });

@@ -29,6 +29,7 @@ import { createMemoryCodeStore } from '../../src/codes/memory.ts';
 import type { CommandContext, Deps } from '../../src/commands/context.ts';
 import { orgDomain } from '../../src/commands/orgs.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { TEST_DEFAULTS } from './test-defaults.ts';
 import { AppError, type ErrorCode } from '../../src/errors.ts';
 import { idpEvents, idpNameClaim, type OIDCMappingField } from '../../src/model/idps.ts';
 import { INSTANCE_ID, instanceEvents, orgEvents } from '../../src/model/orgs.ts';
@@ -436,7 +437,7 @@ function recorded(store: EventStore, touched: (type: AggregateType, id: string) 
  */
 export async function given(seedFacts: readonly Fact[] = world, options: GivenOptions = {}): Promise<Harness> {
   const dataDir = await mkdtemp(join(tmpdir(), 'cmd-given-'));
-  const config = loadConfig({ DATA_DIR: dataDir, BCRYPT_COST: '4', ...options.env });
+  const config = loadConfig({ ...TEST_DEFAULTS, DATA_DIR: dataDir, ...options.env });
   const raw = await createEmbeddedStore({ dataDir, reducers });
   let time = Date.now();
   const clock = { now: () => time, advance: (ms: number) => void (time += ms) };

@@ -1,0 +1,11 @@
+// The environment every test gateway starts with (in this process or as a child) unless its
+// test sets otherwise.
+
+/**
+ * What every test gateway runs with unless its test says otherwise. A MongoDB read may wait
+ * 120 s (production: 10 s): FerretDB v1, the MongoDB-wire server of these tests, scans every
+ * document for every find, so its speed is the machine's, and a read deadline that it
+ * meets on one machine cut 28 searches on a slower one. The tests that are about the
+ * deadline set their own (e2e.faults: 1 s, behind a proxy that stalls).
+ */
+export const TEST_DEFAULTS: Readonly<Record<string, string>> = { BCRYPT_COST: '4', MONGODB_READ_TIMEOUT_MS: '120000' };
