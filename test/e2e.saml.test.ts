@@ -61,6 +61,13 @@ async function whilePollingHealth<T>(graphqlUrl: string, work: () => Promise<T>)
   return { result, sent, answered: answered.length, longestGap };
 }
 
+/**
+ * The longest pause between /health answers that still shows a loop that was never blocked
+ * by a parse: its polls come every 50 ms, a parse on the loop would hold it for the whole
+ * document, and a loaded machine (client and gateway in one process) adds pauses of its own.
+ */
+const LOOP_GAP_MS = 3000;
+
 function codeOf(res: Response<unknown>): string | undefined {
   return onlyError(res).extensions?.code;
 }
@@ -194,7 +201,9 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       ] as const) {
         const started = performance.now();
         const res = await addApp({ projectId, metadataXml: b64(fixture(file)) });
-        expect(performance.now() - started, file).toBeLessThan(2_000);
+        // Refused before anything expands (expanded, billion laughs is 3 GB): a bound for a
+        // loaded machine, far below what expanding would take.
+        expect(performance.now() - started, file).toBeLessThan(10_000);
         expect(codeOf(res), file).toBe('INVALID_ARGUMENT');
         expect(res.status).toBe(400);
         expect(onlyError(res).message, file).toMatch(reason);
@@ -213,7 +222,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       expect(violatedFields(onlyError(polled.result))).toEqual(['input.metadataXml']);
       expect(polled.answered).toBeGreaterThan(0);
       expect(polled.answered).toBe(polled.sent);
-      expect(polled.longestGap).toBeLessThan(1_000);
+      expect(polled.longestGap, 'the event loop kept answering /health').toBeLessThan(LOOP_GAP_MS);
       expect((await stored(projectId)).sequence).toBe(1);
     });
 
@@ -315,7 +324,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       for (const url of [meta.url('/guarded.xml'), meta.url('/guarded.xml').replace('127.0.0.1', 'localhost')]) {
         const started = performance.now();
         const res = await addApp({ projectId, metadataUrl: url });
-        expect(performance.now() - started).toBeLessThan(2_000);
+        expect(performance.now() - started, 'refused at once, not after a connection timed out').toBeLessThan(10_000);
         expect(codeOf(res), url).toBe('INVALID_ARGUMENT');
         expect(onlyError(res).message).toMatch(/address is not allowed/);
         expect(violatedFields(onlyError(res))).toEqual(['input.metadataUrl']);
@@ -372,7 +381,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         expect(violatedFields(onlyError(polled.result))).toEqual(['input.metadataUrl']);
         expect(polled.answered).toBeGreaterThan(0);
         expect(polled.answered).toBe(polled.sent);
-        expect(polled.longestGap).toBeLessThan(1_000);
+        expect(polled.longestGap, 'the event loop kept answering /health').toBeLessThan(LOOP_GAP_MS);
       } finally {
         await open.close();
       }

@@ -39,6 +39,8 @@ function paddedTo(value: Record<string, unknown>, length: number, filler = 'x'):
   return out;
 }
 
+const SHORT_TTL_S = 4;
+
 function u2fSuite(name: string, env: () => Record<string, string>) {
   describe(name, () => {
     let gw: TestGateway;
@@ -47,7 +49,9 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       gw = await startGateway({ env: { ...env(), WEBAUTHN_ORIGINS: `${ORIGIN},${SUB_ORIGIN}` } });
       const ttlEnv = env();
       if (ttlEnv.MONGODB_DB) ttlEnv.MONGODB_DB += '_ttl';
-      shortLived = await startGateway({ env: { ...ttlEnv, U2F_CHALLENGE_TTL_SECONDS: '1' } });
+      // Challenges that expire in SHORT_TTL_S: long enough for a registration verified at once
+      // (five store round trips on FerretDB) on a loaded machine.
+      shortLived = await startGateway({ env: { ...ttlEnv, U2F_CHALLENGE_TTL_SECONDS: String(SHORT_TTL_S) } });
     });
     afterAll(async () => {
       await gw?.close();
@@ -182,8 +186,8 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
     it('an expired challenge is INVALID_ARGUMENT and writes nothing', async () => {
       const userId = await addUser(shortLived);
       const { u2fId, options } = await registered(userId, { on: shortLived });
-      expect(options.timeout).toBe(1000);
-      await new Promise((r) => setTimeout(r, 1300));
+      expect(options.timeout).toBe(SHORT_TTL_S * 1000);
+      await new Promise((r) => setTimeout(r, SHORT_TTL_S * 1000 + 300));
       const error = await expectRefused(userId, verify(userId, u2fId, credentialFor(options).response as any, 'late', { on: shortLived }), 'INVALID_ARGUMENT', shortLived);
       expect(violatedFields(error)).toEqual([CREDENTIAL]);
       expect(error.message).toMatch(/expired/);

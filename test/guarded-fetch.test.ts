@@ -214,7 +214,7 @@ describe('guardedFetch with private addresses allowed (the local test server)', 
       const started = Date.now();
       const err = await refusal(guardedFetch(`http://127.0.0.1:${v4.port}${path}`, allowed({ timeoutMs: 300 })));
       expect(err.reason).toMatch(/timed out after 300 ms/);
-      expect(Date.now() - started).toBeLessThan(1_500);
+      expect(Date.now() - started, 'cut at its timeout, not left to the server').toBeLessThan(5_000);
     }
   });
 
@@ -252,7 +252,7 @@ describe('guardedFetch with the default options refuses non-public addresses bef
   it('http://10.0.0.1/ : refused at once, never connected to', async () => {
     const started = performance.now();
     const err = await refusal(guardedFetch('http://10.0.0.1/saml/metadata', guarded({ timeoutMs: 5_000 })));
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(performance.now() - started, 'far from its 5 s timeout: nothing was tried').toBeLessThan(2_000);
     expect(err.reason).toMatch(/address is not allowed: 10\.0\.0\.1 is a non-public address \(private\)/);
     expect(attempts).toEqual([]);
   });
@@ -260,7 +260,7 @@ describe('guardedFetch with the default options refuses non-public addresses bef
   it('http://169.254.169.254/latest/meta-data : refused at once, never connected to', async () => {
     const started = performance.now();
     const err = await refusal(guardedFetch('http://169.254.169.254/latest/meta-data', guarded({ timeoutMs: 5_000 })));
-    expect(performance.now() - started).toBeLessThan(250);
+    expect(performance.now() - started, 'far from its 5 s timeout: nothing was tried').toBeLessThan(2_000);
     expect(err.reason).toMatch(/address is not allowed: 169\.254\.169\.254/);
     expect(attempts).toEqual([]);
   });

@@ -41,6 +41,13 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+/**
+ * What "promptly" means for a readiness answer while a backing service is gone: the probe
+ * gives up its ping after 1 s; the rest is room for a loaded machine (the gateway and this
+ * client share one process), far below any other bound that could answer instead.
+ */
+const PROMPT_MS = 5000;
+
 describeWith('redis', 'health, readiness and metrics with Redis', () => {
   let redis: Awaited<ReturnType<typeof ownRedis>>;
   let gw: TestGateway;
@@ -53,7 +60,7 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
     await redis?.close();
   });
 
-  it('/health is 200; /ready is 200, 503 within a second once Redis is gone, 200 again when it is back', async () => {
+  it('/health is 200; /ready is 200, 503 promptly once Redis is gone, 200 again when it is back', async () => {
     expect(await getJson(`${base(gw)}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await getJson(`${base(gw)}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { store: 'ok', redis: 'ok' } } });
 
@@ -61,7 +68,7 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
     const down = await until('readiness with Redis down', () => getJson(`${base(gw)}/ready`), (r) => r.status === 503);
     // The node-id lease (in Redis) outlives a short outage: only Redis is down.
     expect(down.body).toEqual({ status: 'not ready', checks: { store: 'ok', redis: 'down', node_id: 'ok' } });
-    expect(down.ms).toBeLessThan(1500);
+    expect(down.ms, "bounded by the probe's own 1 s ping, not by the client's patience").toBeLessThan(PROMPT_MS);
     // Liveness does not depend on Redis.
     expect((await getJson(`${base(gw)}/health`)).status).toBe(200);
 
@@ -110,13 +117,13 @@ describeWith('mongo', 'readiness with MongoDB', (mongoUrl) => {
   });
   afterAll(async () => gw?.close());
 
-  it('/ready is 503 within about a second while MongoDB is unreachable, and 200 again after', async () => {
+  it('/ready is 503 promptly while MongoDB is unreachable, and 200 again after', async () => {
     expect((await getJson(`${base(gw)}/ready`)).body.checks).toEqual({ mongodb: 'ok', node_id: 'ok' });
     await proxy.down();
     const down = await until('readiness with MongoDB down', () => getJson(`${base(gw)}/ready`), (r) => r.status === 503);
     // The node-id lease (in MongoDB, without Redis) outlives a short outage.
     expect(down.body.checks).toEqual({ mongodb: 'down', node_id: 'ok' });
-    expect(down.ms).toBeLessThan(1500);
+    expect(down.ms, 'bounded by the probe\'s own 1 s ping, not by the read bound (120 s here) or the client').toBeLessThan(PROMPT_MS);
     await proxy.up();
     await until('readiness with MongoDB back', () => getJson(`${base(gw)}/ready`), (r) => r.status === 200, 30_000);
   });

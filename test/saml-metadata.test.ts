@@ -44,7 +44,7 @@ describe('parseSamlMetadata on the fixtures', () => {
     const elapsed = performance.now() - started;
     expect(reason).toMatch(/DOCTYPE/);
     expect(reason).not.toContain('lol');
-    expect(elapsed).toBeLessThan(100);
+    expect(elapsed, 'no expansion (its heap, below, is the sharper check)').toBeLessThan(2_000);
     // Expanded, &lol9; is 3 GB; refused, the parse costs almost nothing.
     expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(20 * 1024 * 1024);
   });
@@ -144,7 +144,7 @@ describe('parseSamlMetadata on deep or large documents: linear, off the event lo
     expect(doc.length).toBeLessThan(MiB);
     const started = performance.now();
     expect(refusedFor(doc)).toMatch(/more than 64 levels deep/);
-    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(performance.now() - started, 'cut at level 65, not read to the end').toBeLessThan(5_000);
   });
 
   it('reads the entityID of a ~1 MiB document of legal depth, in the thread and through the worker', async () => {

@@ -480,7 +480,8 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         const started = Date.now();
         expect(await own.gateway.shutdown()).toBe(true);
         await keepAliveClosed;
-        expect(Date.now() - started).toBeLessThan(2000);
+        // Closed by the drain, not left to SHUTDOWN_TIMEOUT_MS (10 s; clean says nothing was cut).
+        expect(Date.now() - started).toBeLessThan(8000);
         await expect(fetch(`${own.baseUrl}/health`)).rejects.toThrow();
         await own.close();
       });

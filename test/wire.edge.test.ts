@@ -5,7 +5,7 @@
 import { connect as http2Connect } from 'node:http2';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UNAUTHENTICATED_BODY_BYTES } from '../src/http/body-limit.ts';
 import { RetryInfoSchema } from '../src/wire/bad-request.ts';
 import { MeDocument } from './generated/operations.ts';
@@ -206,7 +206,8 @@ describe('the request log line names the protocol', () => {
       headers: { 'content-type': 'application/grpc-web-text', 'x-request-id': 'proto-web-text' },
       body: 'A'.repeat(UNAUTHENTICATED_BODY_BYTES + 4),
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // A refusal's line may be written just after its answer went out.
+    await vi.waitFor(() => expect(lineOf('proto-web-text')).toBeDefined(), { timeout: 10_000 });
     expect([lineOf('proto-rest'), lineOf('proto-graphql'), lineOf('proto-web-text')].map((l) => l?.protocol)).toEqual(['rest', 'graphql', 'grpc-web-text']);
     expect(lineOf('proto-web-text')?.errors).toEqual(['UNAUTHENTICATED']);
   });

@@ -239,10 +239,11 @@ describe('protobufFieldsRefusal (the scan, against the decoder)', () => {
     expect(refusal(ListUsersRequestSchema, new Uint8Array([0x07]))).toBeUndefined(); // wire type 7
   });
 
-  it('is linear: 6.5 million 2-byte entries are refused in milliseconds', () => {
+  it('is linear: 6.5 million 2-byte entries are refused at once', () => {
     const bytes = metadataEntries(6_500_000, [0x32, 0]);
     const start = performance.now();
     expect(refusal(AddHumanUserRequestSchema, bytes)).toMatch(/metadata$/);
-    expect(performance.now() - start).toBeLessThan(200);
+    // Milliseconds when linear; a scan per entry would take hours. The bound is for a loaded machine.
+    expect(performance.now() - start).toBeLessThan(5_000);
   });
 });

@@ -205,7 +205,8 @@ describeRequiring(openssl, 'openssl not found on PATH (apt-get install openssl)'
       const clean = await own.gateway.shutdown();
       await Promise.all([keepAliveClosed, goaway, sessionClosed]);
       const took = Date.now() - started;
-      expect({ clean, promptly: took < 2000 }, `shutdown took ${took} ms`).toEqual({ clean: true, promptly: true });
+      // Clean: nothing was cut at SHUTDOWN_TIMEOUT_MS (10 s); prompt: well before it.
+      expect({ clean, promptly: took < 8000 }, `shutdown took ${took} ms`).toEqual({ clean: true, promptly: true });
       await expect(httpsGet(`${own.baseUrl}/health`, { ca, agent: false })).rejects.toThrow();
     } finally {
       agent.destroy();

@@ -110,20 +110,17 @@ export interface CaughtMail {
   text: string;
   /** The verification code in the text, or null. */
   code: string | null;
-  /** When the data was complete (before the delayed 250). */
+  /** When the data was complete (before a held 250). */
   at: number;
 }
 
-export interface SlowSmtp {
+export interface HoldingSmtp {
   port: number;
   mails: CaughtMail[];
   /**
-   * How long the server waits after a mail's data before it answers 250: the mail is
-   * received (and recorded) at once, the sender only learns it after the delay. A worker
-   * killed within the delay has sent the mail without knowing it.
+   * From now on, answer no mail's data until release(): every sender waits with its mail
+   * received (and recorded). A worker killed meanwhile has sent its mail without knowing it.
    */
-  replyDelayMs: number;
-  /** From now on, answer no mail's data until release(): every sender waits with its mail received. */
   hold(): void;
   /** Mails received and not answered yet because of hold(). */
   held(): number;
@@ -134,14 +131,13 @@ export interface SlowSmtp {
   stop(): Promise<void>;
 }
 
-export async function startSlowSmtp(): Promise<SlowSmtp> {
+export async function startHoldingSmtp(): Promise<HoldingSmtp> {
   const port = await freePort();
   const inbox = createInbox<CaughtMail>();
   let holding: (() => void)[] | null = null;
-  const catcher: SlowSmtp = {
+  const catcher: HoldingSmtp = {
     port,
     mails: inbox.items,
-    replyDelayMs: 0,
     hold: () => void (holding ??= []),
     held: () => holding?.length ?? 0,
     release() {
@@ -174,9 +170,7 @@ export async function startSlowSmtp(): Promise<SlowSmtp> {
           at,
         });
         if (holding) return void holding.push(() => callback());
-        const delay = catcher.replyDelayMs;
-        if (delay > 0) setTimeout(() => callback(), delay);
-        else callback();
+        callback();
       });
     },
   });
@@ -266,7 +260,7 @@ export interface Fleet {
   /** Round robin over the running gateways. */
   pick(i: number): ChildGateway;
   redis: FleetRedis;
-  smtp: SlowSmtp;
+  smtp: HoldingSmtp;
   dbName: string;
   env: Record<string, string>;
   adminId: string;
@@ -293,7 +287,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const dbName = `fleet_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const all: ChildGateway[] = [];
   try {
-    const smtp = await startSlowSmtp();
+    const smtp = await startHoldingSmtp();
     cleanups.push(() => smtp.stop());
     const redis = mode === 'cluster' ? await clusterRedis(options.redisServerBin) : await singleRedis(options.redisServerBin);
     cleanups.push(() => redis.stop());
@@ -333,7 +327,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       const dataDir = mkdtempSync(path.join(tmpdir(), 'fleet-gw-'));
       cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       copyFileSync(path.join(keyDir, 'signing-key.json'), path.join(dataDir, 'signing-key.json'));
-      const gw = await spawnGateway({ env, dataDir, startTimeoutMs: 60_000 });
+      const gw = await spawnGateway({ env, dataDir });
       all.push(gw);
       return gw;
     };

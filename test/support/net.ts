@@ -35,13 +35,13 @@ function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => 
   };
 }
 
-/** `work` again every 100 ms while it throws (a client reconnecting behind the proxy), at most ~5 s. */
+/** `work` again every 100 ms while it throws (a client reconnecting behind the proxy), for at most 20 s. */
 export async function untilItWorks<T>(work: () => Promise<T>): Promise<T> {
-  for (let tries = 0; ; tries++) {
+  for (const giveUp = Date.now() + 20_000; ; ) {
     try {
       return await work();
     } catch (e) {
-      if (tries > 50) throw e;
+      if (Date.now() > giveUp) throw e;
       await new Promise((r) => setTimeout(r, 100));
     }
   }
