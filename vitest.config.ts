@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import SlowestFirst from './test/support/sequencer.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -11,8 +12,19 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Timeouts catch a test that hangs; they are not a speed limit. Generous, so that a test
+    // that is merely slow (a loaded 2-core machine, FerretDB scanning) never fails on them;
+    // a test that needs more says so itself.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
     pool: 'forks',
+    // Three files at a time, on any number of cores (vitest's default is one fewer than the
+    // cores: one on the 2-core machines CI runs on). Many files wait on servers, child
+    // processes and timers more than they compute, so three keep two cores busy: 445 s for
+    // the whole run here instead of 780 s one at a time. No test depends on running alone:
+    // each has its own databases, key prefixes, ports and temp folders.
+    maxWorkers: 3,
+    minWorkers: 1,
+    sequence: { sequencer: SlowestFirst },
   },
 });

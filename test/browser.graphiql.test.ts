@@ -25,7 +25,7 @@ browserSuite('GraphiQL in headless Chromium, with no network beyond loopback', (
   beforeAll(async () => {
     gw = await startGateway();
     browser = await launchChromium();
-  }, 60_000);
+  });
   afterAll(async () => {
     await browser?.close();
     await gw?.close();

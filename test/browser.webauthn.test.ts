@@ -73,7 +73,7 @@ browserSuite(SUITE, () => {
     origin = `http://localhost:${(pageServer.address() as AddressInfo).port}`;
     gw = await startGateway({ env: { WEBAUTHN_RP_ID: 'localhost', WEBAUTHN_ORIGINS: origin } });
     browser = await launchChromium();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -130,5 +130,5 @@ browserSuite(SUITE, () => {
 
     await context.close();
     console.log('[browser] WebAuthn registration verified in Chromium');
-  }, 60_000);
+  });
 });

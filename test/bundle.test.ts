@@ -40,7 +40,7 @@ describe('the production bundle, as start:prod runs it', () => {
       });
       child!.once('exit', (code) => reject(new Error(`the bundle exited with ${code}`)));
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     if (child && child.exitCode === null) {

@@ -38,7 +38,7 @@ describe('users larger than the read budget', () => {
       if (!res.data) throw new Error(res.text.slice(0, 500));
       ids.push(res.data.addHumanUser.userId);
     }
-  }, 120_000);
+  });
   afterAll(async () => gw?.close());
 
   type Page = { edges: { node: { id: string; username: string; metadata: { key: string; value: string }[] } }[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } };

@@ -214,7 +214,7 @@ describe.skipIf(process.platform !== 'linux')('a burst of large bodies without a
   let child: ChildGateway;
   beforeAll(async () => {
     child = await spawnGateway();
-  }, 60_000);
+  });
   afterAll(async () => child?.stop());
 
   it('100 parallel 10 MB bodies from one address, sent in full: each is refused with 401 and the peak RSS stays within 200 MB of the baseline', async () => {
@@ -258,5 +258,5 @@ describe.skipIf(process.platform !== 'linux')('a burst of large bodies without a
     const signedIn = await post(child.url, { body, headers: bearer(child.adminToken) }).answer;
     expect(signedIn.status).toBe(200);
     expect(signedIn.json.data.addHumanUser.userId).toMatch(/^\d+$/);
-  }, 120_000);
+  });
 });

@@ -35,7 +35,7 @@ describe('ListUserChanges, ListOrgChanges, ListProjectChanges (embedded stores)'
 
   beforeAll(async () => {
     gw = await startGateway({ env: {} });
-  }, 60_000);
+  });
   afterAll(async () => {
     await gw?.close();
   });

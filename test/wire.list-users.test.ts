@@ -157,7 +157,7 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       await createManagementServiceClient(admin).addOrgMember({ userId: models[0]!.id, roles: ['ORG_USER_VIEWER'] }, { headers: { 'x-zitadel-orgid': orgId } });
       viewerToken = await gw.tokenFor(models[0]!.id);
       plainToken = await gw.tokenFor(models[1]!.id);
-    }, 60_000);
+    });
     afterAll(async () => {
       await gw?.close();
     });
