@@ -25,7 +25,7 @@
 // Prints the tables and writes bench/results/latest.json.
 //
 //   npm run bench                       10 s per scenario, 10 connections
-//   npm run bench:smoke                 2 s per scenario, 4 connections; fails on any error
+//   npm run bench:smoke                 1 s per scenario, 4 connections; fails on any error
 //   npm run bench -- --only updateHumanProfile/embedded,yoga-ping --cpu-prof
 //   npm run bench -- --only rt          the round-trip table only (rt:OPERATION/STORE selects less)
 //   npm run bench -- --only users-search,scale    tables 4 and 5 only
@@ -35,7 +35,8 @@
 // "rt:operation/store" for the round-trip table, items starting with "users-search" of
 // "users-search/store" for the search table; "scale" selects the scale table), --sequential N
 // (requests per delay setting and operation in the round-trip table; default 40, smoke 8),
-// --sequential-warmup N (before them; default 60, smoke 10), --cpu-prof (profile the
+// --sequential-warmup N (before them; default 60, smoke 10), --scale-users N,M (the folder
+// sizes of the start-up table; default 0,100000,1000000, smoke 0,10000), --cpu-prof (profile the
 // server children, print their hottest frames), --out FILE (default
 // bench/results/latest.json; the smoke run writes nothing unless given).
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -93,7 +94,7 @@ function parseArgs(argv: string[]) {
   const out = flags.get('out');
   return {
     smoke,
-    duration: num('duration', smoke ? 2 : 10),
+    duration: num('duration', smoke ? 1 : 10),
     warmup: num('warmup', smoke ? 1 : 2),
     connections: num('connections', smoke ? 4 : 10),
     only: typeof flags.get('only') === 'string' ? (flags.get('only') as string).split(',').filter(Boolean) : [],
@@ -109,6 +110,8 @@ function parseArgs(argv: string[]) {
     out: typeof out === 'string' ? path.resolve(out) : smoke ? undefined : path.join(root, 'bench/results/latest.json'),
     /** Rate of the `me` probe in the latency-under-load check. */
     probeRate: 20,
+    /** The start-up table's folder sizes (--scale-users 0,10000); default: bench/scale.ts's for the run. */
+    scaleUsers: typeof flags.get('scale-users') === 'string' ? (flags.get('scale-users') as string).split(',').map(Number) : undefined,
   };
 }
 
@@ -960,9 +963,7 @@ async function main(): Promise<number> {
   const scaleSelected = !opts.only.length || opts.only.includes('scale');
   if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
-  log('building the servers (npm run build)');
-  const build = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed');
+  buildServers();
 
   const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let runnable = selected;
@@ -1008,7 +1009,7 @@ async function main(): Promise<number> {
     env: { NODE_ENV: process.env.NODE_ENV ?? 'production', BCRYPT_COST: String(bcryptCost), RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' },
   };
   for (const store of searchRunnable) searchRuns.push(await runUsersSearch(harness, store, servers.mongo, servers.redis));
-  const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, production, opts.smoke, log) : [];
+  const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, production, opts.smoke, log, opts.scaleUsers) : [];
   await dropDatabases(servers.mongo?.url);
 
   const raw = rows.find((r) => r.scenario === 'raw-http');
@@ -1227,7 +1228,32 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
+/**
+ * What the bench runs, built from the current code as `npm run build` builds it: tsc for the
+ * bench's server child (dist/bench, dist/src) and the bundle for the compiled gateway of the
+ * start-up table (dist/gateway). Either failing fails the bench with its output.
+ */
+function buildServers() {
+  log('building the servers (npm run build: tsc, then the bundle)');
+  for (const [what, args] of [
+    ['tsc -p tsconfig.build.json', [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json']],
+    ['node scripts/bundle.mjs', [path.join(root, 'scripts/bundle.mjs')]],
+  ] as const) {
+    const step = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+    if (step.status !== 0) throw new Error(`the build failed: ${what} exited with ${step.status ?? step.signal}`);
+  }
+}
+
+// A bench whose work stopped waiting on something that will never come (nothing left to
+// run, main not settled) must not look like a success: node would exit 0 here.
+let settled = false;
+process.once('beforeExit', () => {
+  if (settled) return;
+  log('FAILED: the bench stopped before it finished (it waited on something that never came)');
+  process.exit(1);
+});
+
+main().finally(() => (settled = true)).then(
   (code) => process.exit(code),
   (err) => {
     log(`FAILED: ${err instanceof Error ? err.stack : err}`);

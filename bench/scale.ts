@@ -61,33 +61,41 @@ const statusOf = (url: string) =>
     req.end();
   });
 
-async function start(root: string, launch: Launch, dataDir: string, kind: Start['kind']): Promise<Start> {
+/** The last lines a failed gateway wrote, for the error that reports it. */
+const tail = (stdout: string, stderr: string) => `${stdout}${stderr}`.trim().split('\n').slice(-20).join('\n') || '(nothing)';
+
+export async function start(root: string, launch: Launch, dataDir: string, kind: Start['kind'], script = 'dist/gateway/main.js'): Promise<Start> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...launch.flags, path.join(root, 'dist/gateway/main.js')], {
+  const proc = spawn(process.execPath, [...launch.flags, path.join(root, script)], {
     cwd: root,
     env: { ...process.env, ...launch.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', MONGODB_URL: '', REDIS_URL: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Settles once the process is gone, however early: a start that fails at once has exited
+  // before anything below could wait for it.
+  const exited = new Promise<void>((resolve) => proc.once('close', () => resolve()));
+  const gone = () => proc.exitCode !== null || proc.signalCode !== null;
   const kill = () => proc.kill('SIGKILL');
   process.once('exit', kill); // the bench stopped (Ctrl-C): no gateway left behind
   let stdout = '';
   let stderr = '';
-  proc.stdout.on('data', (c: Buffer) => (stdout += c));
-  proc.stderr.on('data', (c: Buffer) => (stderr = (stderr + c).slice(-2000)));
+  proc.stdout.on('data', (c: Buffer) => (stdout = (stdout + c).slice(-20_000)));
+  proc.stderr.on('data', (c: Buffer) => (stderr = (stderr + c).slice(-4000)));
+  const failed = (why: string) => new Error(`the gateway (${script}) ${why}; its last output:\n${tail(stdout, stderr)}`);
   try {
     let ms: number | undefined;
     while (ms === undefined) {
-      if (proc.exitCode !== null) throw new Error(`the gateway exited with ${proc.exitCode}: ${stderr}`);
-      if (performance.now() - t0 > 60_000) throw new Error(`the gateway did not answer within 60 s: ${stderr}`);
+      if (gone()) throw failed(`exited with ${proc.exitCode ?? proc.signalCode} before it answered`);
+      if (performance.now() - t0 > 60_000) throw failed('did not answer within 60 s');
       if ((await statusOf(`${origin}/ready`)) === 200) ms = Math.round(performance.now() - t0);
       else await sleep(10);
     }
     const rssAtAnswerMb = rssMb(proc.pid!);
     // main.ts prints "Identity gateway listening on <url>" and, after "Administrator token ...:", the token.
     while (!/Administrator token.*\n(\S+)\n/.test(stdout)) {
-      if (proc.exitCode !== null || performance.now() - t0 > 70_000) throw new Error(`no administrator token printed: ${stdout}${stderr}`);
+      if (gone() || performance.now() - t0 > 70_000) throw failed('printed no administrator token');
       await sleep(10);
     }
     const url = /listening on (\S+)/.exec(stdout)![1]!;
@@ -100,8 +108,7 @@ async function start(root: string, launch: Launch, dataDir: string, kind: Start[
     }
     return { kind, ms, rssAtAnswerMb, rssAfterMeMb: rssMb(proc.pid!), failures, ...(sample ? { sample } : {}) };
   } finally {
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    if (proc.exitCode === null) proc.kill('SIGTERM');
+    if (!gone()) proc.kill('SIGTERM');
     const timer = setTimeout(kill, 15_000);
     await exited;
     clearTimeout(timer);
@@ -109,10 +116,10 @@ async function start(root: string, launch: Launch, dataDir: string, kind: Start[
   }
 }
 
-/** Every folder size in turn: load, then the three starts. */
-export async function runScale(root: string, launch: Launch, smoke: boolean, log: (line: string) => void): Promise<ScaleRow[]> {
+/** Every folder size in turn (`sizes`, default: SCALE_USERS' for the run): load, then the three starts. */
+export async function runScale(root: string, launch: Launch, smoke: boolean, log: (line: string) => void, sizes?: number[]): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
-  for (const users of SCALE_USERS[smoke ? 'smoke' : 'full']) {
+  for (const users of sizes ?? SCALE_USERS[smoke ? 'smoke' : 'full']) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
     const dataDir = path.join(dir, 'data');
     try {
