@@ -222,7 +222,8 @@ describe('graceful shutdown of a gateway process on SIGTERM', () => {
       const signalledAt = Date.now();
       gw.child.kill('SIGTERM');
       expect(await gw.exited).toBe(1);
-      expect(Date.now() - signalledAt).toBeLessThan(3000);
+      // Cut, not waited for (the request never answers); within a bound for a loaded machine.
+      expect(Date.now() - signalledAt).toBeLessThan(10_000);
       expect((await pending).status).toBe(-1);
       expect(gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'stopped')).toMatchObject({ clean: false });
     } finally {

@@ -6,6 +6,11 @@
 // reply is one deeper; commands in flight together share one), and the Redis
 // commands (MONITOR, between two markers). The targets are created by a second
 // gateway on the same database, so nothing about them is warm in the measured one.
+// The measured gateway reaches MongoDB through a proxy that holds every request
+// ANSWER_DELAY_MS while a request is measured: commands sent together are all started
+// long before any answer comes, whatever the load on the machine. (Without it, a loaded
+// machine let two answers in before a third command of the same wave had started, and
+// counted one round trip too many.)
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { MongoCommandEvent, MongoEventStore } from '../src/store/mongo.ts';
@@ -21,8 +26,12 @@ import {
   UserDocument,
 } from './generated/operations.ts';
 import { startGateway, type Response, type TestGateway } from './support/gateway.ts';
+import { faultyProxy } from './support/net.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeRequiring, describeWith } from './support/servers.ts';
+
+/** How long the proxy holds each MongoDB request of a measured operation (see the header). */
+const ANSWER_DELAY_MS = 250;
 
 /** The budget: MongoDB commands and sequential round trips at most (DESIGN.md section 10, issue 12). */
 // A read is one round trip (the caller and its target in one find); a write adds two (the
@@ -83,6 +92,7 @@ describeWith('mongo', 'round trips per operation on MongoDB-wire and Redis', (mo
     let creator: TestGateway;
     let probe: Redis;
     let monitor: Redis;
+    let proxy: Awaited<ReturnType<typeof faultyProxy>>;
     const mongoEvents: MongoCommandEvent[] = [];
     let recording = false;
     let redisLog: { source: string; args: string[] }[] = [];
@@ -103,7 +113,9 @@ describeWith('mongo', 'round trips per operation on MongoDB-wire and Redis', (mo
         // the likelier that was.
         NODE_ID_LEASE_TTL_MS: String(24 * 3600_000),
       };
-      gw = await startGateway({ env });
+      proxy = await faultyProxy(mongoUrl);
+      await proxy.up();
+      gw = await startGateway({ env: { ...env, MONGODB_URL: proxy.url } });
       creator = await startGateway({ env });
       (gw.gateway.stores.store as MongoEventStore).onCommand((e) => {
         if (recording) mongoEvents.push(e);
@@ -119,6 +131,7 @@ describeWith('mongo', 'round trips per operation on MongoDB-wire and Redis', (mo
       monitor?.disconnect();
       probe?.disconnect();
       await gw?.close();
+      await proxy?.down();
       await creator?.close();
       await redis?.close();
       if (table.length > 0) {
@@ -155,9 +168,11 @@ describeWith('mongo', 'round trips per operation on MongoDB-wire and Redis', (mo
       mongoEvents.length = 0;
       const { result, commands } = await redisBetween(async () => {
         recording = true;
+        proxy.delayRequests(() => true, ANSWER_DELAY_MS);
         try {
           return await send();
         } finally {
+          proxy.delayRequests(undefined);
           recording = false;
         }
       });

@@ -49,7 +49,7 @@ describe('gRPC bodies over HTTP/2 and the body budget', () => {
     return Number(/^gateway_http_body_bytes_in_flight (\d+)/m.exec(text)?.[1] ?? NaN);
   };
   const until = async (what: string, check: () => Promise<boolean>) => {
-    for (const started = Date.now(); Date.now() - started < 5000; await new Promise((r) => setTimeout(r, 25))) if (await check()) return;
+    for (const started = Date.now(); Date.now() - started < 30_000; await new Promise((r) => setTimeout(r, 25))) if (await check()) return;
     throw new Error(`timed out waiting for ${what}`);
   };
 
