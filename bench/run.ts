@@ -180,7 +180,7 @@ async function startChild(kind: ServerKind, env: Record<string, string>, nodeArg
   });
   let exited = false;
   proc.once('exit', () => (exited = true));
-  const nextLine = (timeoutMs = 15_000) =>
+  const nextLine = (timeoutMs = 60_000) =>
     new Promise<Record<string, any>>((resolve, reject) => {
       const line = queued.shift();
       if (line !== undefined) return resolve(JSON.parse(line));

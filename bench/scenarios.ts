@@ -18,7 +18,7 @@ export interface Target {
 
 /** One run's requests (autocannon's options, or HTTP/2 requests for bench/h2-load.ts), and a check of the server's state after it. */
 export interface Load {
-  options?: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body'>;
+  options?: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body' | 'timeout'>;
   /** Instead of autocannon (HTTP/1.1 only): the n-th HTTP/2 request of each connection, for gRPC. */
   h2?: { request(connection: number, n: number): H2Request };
   /** Reads back what the run wrote (e.g. the users' sequences); for the report. */
