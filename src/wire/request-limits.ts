@@ -13,17 +13,26 @@
 //   before the router does: every envelope (5-byte prefix) of gRPC, gRPC-web and Connect
 //   streaming, the whole body of a Connect unary call. The message is scanned
 //   (protobuf-fields.ts) once complete, and handed on whole.
-// - Binary, compressed (grpc-encoding, connect-content-encoding, content-encoding): scanned
-//   after connect decompresses it, by the method's own Compression objects wrapping gzip and
-//   brotli (guardedRouter registers each method with its own).
+// - Binary, compressed (grpc-encoding, connect-content-encoding, content-encoding): the adapter
+//   decompresses the message itself (the same gzip and brotli, bounded by readMaxBytes as
+//   connect bounds them), scans it, and hands it on uncompressed (an envelope with the flag
+//   cleared; a Connect unary body without its content-encoding), so the router never decodes a
+//   binary message the adapter has not seen. The method's own Compression objects (guardedRouter
+//   registers each method with its own) still scan whatever connect decompresses: compressed
+//   JSON, and a binary message in an encoding the adapter does not know (which connect refuses).
 //
-// Anything the scans do not understand (a malformed envelope, a body over readMaxBytes, an
+// A binary message the scan lets through is then decoded once as the router will decode it: one
+// that does not decode is INVALID_ARGUMENT in the gateway's words (decode-errors.ts), where
+// connect would answer INTERNAL with the decoder's text. An envelope flagged compressed on a
+// request that names no compression is INTERNAL, as grpc-go answers it.
+//
+// Anything else the scans do not understand (a malformed envelope, a body over readMaxBytes, an
 // unknown encoding) is handed on untouched, for the router to answer as before.
 import { fromJson, type DescMessage, type DescMethod, type JsonReadOptions, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
 import type { Compression, UniversalServerRequest } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
-import { withoutValue } from './decode-errors.ts';
+import { binaryDecodeRefusal, compressedWithoutEncoding, withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
@@ -34,9 +43,17 @@ export function jsonBodyRefusal(text: string): ConnectError | undefined {
 }
 
 /** INVALID_ARGUMENT for a binary message of type `input` with too many fields (protobuf-fields.ts); undefined when it may be decoded. */
-export function binaryMessageRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
+function fieldsRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
   const reason = protobufFieldsRefusal(input, bytes);
   return reason === undefined ? undefined : new ConnectError(`request message: ${reason}`, Code.InvalidArgument);
+}
+
+/**
+ * INVALID_ARGUMENT for a binary message of type `input` with too many fields, or one that does
+ * not decode (decode-errors.ts); undefined when the router may decode it.
+ */
+export function binaryMessageRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
+  return fieldsRefusal(input, bytes) ?? binaryDecodeRefusal(input, bytes);
 }
 
 /** The decoder connect's JSON serialization turns message bytes into text with; the text is checked before it is parsed. */
@@ -88,7 +105,8 @@ function scanningCompression(compression: Compression, input: DescMessage): Comp
     compress: compression.compress,
     async decompress(bytes, readMaxBytes) {
       const out = await compression.decompress(bytes, readMaxBytes);
-      const refusal = binaryMessageRefusal(input, out);
+      // Only the field count: these bytes may be JSON (the adapter decompresses binary messages itself).
+      const refusal = fieldsRefusal(input, out);
       if (refusal) throw refusal;
       return out;
     },
@@ -176,12 +194,45 @@ function byteAt(chunks: Uint8Array[], i: number): number {
   return 0;
 }
 
+/** How a request's messages are compressed: none named (or identity), one the adapter knows, or another (left to the router). */
+type MessageCompression = { kind: 'none' } | { kind: 'known'; compression: Compression } | { kind: 'unknown' };
+
+function compressionNamed(name: string | null, known: readonly Compression[]): MessageCompression {
+  if (name === null || name === 'identity') return { kind: 'none' };
+  const compression = known.find((c) => c.name === name);
+  return compression ? { kind: 'known', compression } : { kind: 'unknown' };
+}
+
 /**
- * The body, each enveloped message held until it is complete, scanned when it is not
- * compressed, then passed on whole. A prefix announcing more than readMaxBytes, and whatever
- * follows, passes as it comes (the router refuses it), as does an incomplete last envelope.
+ * The message decompressed. Data that does not decompress is INVALID_ARGUMENT (connect-node
+ * answers a truncated stream INTERNAL "decompression failed"); a message over readMaxBytes once
+ * decompressed stays connect-node's RESOURCE_EXHAUSTED.
  */
-async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number): AsyncIterable<Uint8Array> {
+async function decompressed(compression: Compression, bytes: Uint8Array, readMaxBytes: number): Promise<Uint8Array> {
+  try {
+    return await compression.decompress(bytes, readMaxBytes);
+  } catch (err) {
+    if (err instanceof ConnectError && err.code === Code.ResourceExhausted) throw err;
+    throw new ConnectError(`request message: not valid ${compression.name} data`, Code.InvalidArgument);
+  }
+}
+
+/** An envelope of `message` with flags 0 (not compressed). */
+function plainEnvelope(message: Uint8Array): Uint8Array {
+  const out = new Uint8Array(5 + message.byteLength);
+  new DataView(out.buffer).setUint32(1, message.byteLength);
+  out.set(message, 5);
+  return out;
+}
+
+/**
+ * The body, each enveloped message held until it is complete, decompressed when it is
+ * compressed in a known encoding, scanned, then passed on whole (uncompressed). A prefix
+ * announcing more than readMaxBytes, and whatever follows, passes as it comes (the router
+ * refuses it), as does an incomplete last envelope and a message in an unknown encoding. A
+ * compressed envelope on a request that names no compression is refused.
+ */
+async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number, compression: MessageCompression): AsyncIterable<Uint8Array> {
   const pending: Uint8Array[] = [];
   let buffered = 0;
   let passOn = false;
@@ -204,8 +255,17 @@ async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessag
       if ((envelope[0]! & COMPRESSED_FLAG) === 0) {
         const refusal = binaryMessageRefusal(input, envelope.subarray(5));
         if (refusal) throw refusal;
+        yield envelope;
+      } else if (compression.kind === 'known') {
+        const message = await decompressed(compression.compression, envelope.subarray(5), readMaxBytes);
+        const refusal = binaryMessageRefusal(input, message);
+        if (refusal) throw refusal;
+        yield plainEnvelope(message);
+      } else if (compression.kind === 'none') {
+        throw compressedWithoutEncoding();
+      } else {
+        yield envelope;
       }
-      yield envelope;
     }
     if (passOn) {
       yield* pending.splice(0);
@@ -215,8 +275,12 @@ async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessag
   yield* pending;
 }
 
-/** The body of a Connect unary call, held until complete, scanned, and passed on whole; over readMaxBytes it passes as it comes (the router refuses it). */
-async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number): AsyncIterable<Uint8Array> {
+/**
+ * The body of a Connect unary call, held until complete, decompressed with `compression` when
+ * given, scanned, and passed on whole (uncompressed); over readMaxBytes it passes as it comes (the
+ * router refuses it).
+ */
+async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number, compression?: Compression): AsyncIterable<Uint8Array> {
   const pending: Uint8Array[] = [];
   let size = 0;
   let passOn = false;
@@ -233,7 +297,8 @@ async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessag
     }
   }
   if (passOn || size === 0) return;
-  const bytes = pending.length === 1 ? pending[0]! : take(pending, size);
+  const sent = pending.length === 1 ? pending[0]! : take(pending, size);
+  const bytes = compression ? await decompressed(compression, sent, readMaxBytes) : sent;
   const refusal = binaryMessageRefusal(input, bytes);
   if (refusal) throw refusal;
   if (bytes.byteLength > 0) yield bytes;
@@ -241,20 +306,28 @@ async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessag
 
 /**
  * The request with its body scanned as binary messages of type `input` on their way to the
- * router, for the binary content types; other requests (JSON, GET, unknown content types,
- * a compressed Connect unary body) as they are.
+ * router, for the binary content types, decompressed by the adapter when compressed in one of
+ * `compressions`; other requests (JSON, GET, unknown content types or encodings) as they are.
  */
-export function scanBinaryRequest(req: UniversalServerRequest, input: DescMessage, readMaxBytes: number): UniversalServerRequest {
+export function scanBinaryRequest(req: UniversalServerRequest, input: DescMessage, readMaxBytes: number, compressions: readonly Compression[]): UniversalServerRequest {
   const body = req.body;
   if (typeof body !== 'object' || body === null || !(Symbol.asyncIterator in body)) return req;
   const stream = body as AsyncIterable<Uint8Array>;
   const contentType = req.header.get('content-type') ?? '';
-  if (ENVELOPED_BINARY.test(contentType)) return { ...req, body: scanEnvelopes(stream, input, readMaxBytes) };
+  if (ENVELOPED_BINARY.test(contentType)) {
+    // Connect streaming names its compression in connect-content-encoding, gRPC and gRPC-web in grpc-encoding.
+    const encoding = req.header.get(/^application\/connect/i.test(contentType) ? 'connect-content-encoding' : 'grpc-encoding');
+    return { ...req, body: scanEnvelopes(stream, input, readMaxBytes, compressionNamed(encoding, compressions)) };
+  }
   if (req.method === 'POST' && UNARY_BINARY.test(contentType)) {
-    const encoding = req.header.get('content-encoding');
-    // Compressed: scanned once decompressed (scanningCompression).
-    if (encoding !== null && encoding !== 'identity') return req;
-    return { ...req, body: scanUnaryBody(stream, input, readMaxBytes) };
+    const compression = compressionNamed(req.header.get('content-encoding'), compressions);
+    if (compression.kind === 'unknown') return req;
+    if (compression.kind === 'none') return { ...req, body: scanUnaryBody(stream, input, readMaxBytes) };
+    // Handed on decompressed: the router must not decompress it again, nor hold it to the compressed length.
+    const header = new Headers(req.header);
+    header.delete('content-encoding');
+    header.delete('content-length');
+    return { ...req, header, body: scanUnaryBody(stream, input, readMaxBytes, compression.compression) };
   }
   return req;
 }

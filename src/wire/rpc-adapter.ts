@@ -7,15 +7,21 @@
 // message that would decode into far more objects than any legal one holds is refused before
 // it is decoded (request-limits.ts): JSON by the router's text decoder, binary by a scan of
 // the body on its way to the router and of what the method's Compression objects decompress.
+// A gRPC or gRPC-web request in a grpc-encoding the router cannot decompress is answered here,
+// UNIMPLEMENTED with grpc-accept-encoding in the answer's headers (connect puts the list in the
+// trailers only, where gRPC's compression.md has a server send it as a header).
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { ServerResponse } from 'node:http';
 import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
-import { toConnectError } from './errors.ts';
+import { ACCEPTED_MESSAGE_ENCODINGS, unknownMessageEncoding } from './decode-errors.ts';
+import { codeName, toConnectError } from './errors.ts';
 import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
-import type { NodeHandler } from './index.ts';
+import type { NodeHandler, NodeRequest } from './index.ts';
+import { rpcProtocolOf } from './paths.ts';
+import { writeRpcError } from './refusal.ts';
 import { guardedRouter, scanBinaryRequest } from './request-limits.ts';
 
 export interface RpcAdapterOptions extends ConnectRouterOptions {
@@ -33,11 +39,20 @@ async function* metered(body: AsyncIterable<Uint8Array>, meter: NonNullable<Requ
   }
 }
 
+/** True for a gRPC or gRPC-web request (binary or text) whose grpc-encoding is not one the router decompresses. */
+function unknownGrpcEncoding(req: NodeRequest): boolean {
+  if (rpcProtocolOf(req.headers['content-type']) === 'connect') return false;
+  const encoding = req.headers['grpc-encoding'];
+  if (encoding === undefined || encoding === 'identity') return false;
+  return !(ACCEPTED_MESSAGE_ENCODINGS as readonly string[]).includes(String(encoding));
+}
+
 export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   const { routes, contextValues, logger, ...routerOptions } = options;
   // connect's default when none is given.
   const readMaxBytes = routerOptions.readMaxBytes ?? 0xffffffff;
-  const router = guardedRouter(createConnectRouter, { acceptCompression: [compressionGzip, compressionBrotli], ...routerOptions });
+  const compressions = [compressionGzip, compressionBrotli];
+  const router = guardedRouter(createConnectRouter, { acceptCompression: compressions, ...routerOptions });
   routes(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
   return (req, res, state) => {
@@ -47,6 +62,12 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
       res.end();
       return;
     }
+    if (unknownGrpcEncoding(req)) {
+      const error = unknownMessageEncoding();
+      state?.errorCodes.push(codeName(error));
+      writeRpcError(req, res, error, { 'grpc-accept-encoding': ACCEPTED_MESSAGE_ENCODINGS.join(',') });
+      return;
+    }
     let uReq: UniversalServerRequest = universalRequestFromNodeRequest(req as never, res as never, undefined, contextValues(state));
     if (state?.meter && typeof uReq.body === 'object' && uReq.body !== null && Symbol.asyncIterator in uReq.body) {
       uReq = { ...uReq, body: metered(uReq.body as AsyncIterable<Uint8Array>, state.meter, logger) };
@@ -54,7 +75,7 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     // Metered above as it arrives (the text), decoded here for the router.
     const text = isGrpcWebText(uReq.header.get('content-type'));
     if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
-    uReq = scanBinaryRequest(uReq, handler.method.input, readMaxBytes);
+    uReq = scanBinaryRequest(uReq, handler.method.input, readMaxBytes, compressions);
     handler(uReq)
       .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
       .catch((reason: unknown) => {
