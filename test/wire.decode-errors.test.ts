@@ -71,12 +71,17 @@ const headersOf = (h: Headers | Record<string, unknown>): Record<string, string>
 type Face = 'grpc' | 'grpc-web' | 'grpc-web-text' | 'connect';
 const FACES: Face[] = ['grpc', 'grpc-web', 'grpc-web-text', 'connect'];
 
-/** One call of `path` with `body` (an enveloped body; Connect unary: the message of the first envelope) over `face`. */
-async function call(face: Face, path: string, body: Buffer, headers: Record<string, string> = {}): Promise<Outcome> {
+/**
+ * One call of `path` with `body` (an enveloped body; Connect unary: the message of the first
+ * envelope) over `face`, with the admin's token unless `token` says otherwise (null: none).
+ */
+async function call(face: Face, path: string, body: Buffer, headers: Record<string, string> = {}, token: string | null = gw.adminToken): Promise<Outcome> {
+  const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   if (face === 'grpc') {
     const session = http2Connect(gw.baseUrl);
     try {
-      const stream = session.request({ ...grpcRequestHeaders(path, gw.adminToken), ...headers });
+      const { authorization: _, ...plain } = grpcRequestHeaders(path, '');
+      const stream = session.request({ ...plain, ...auth, ...headers });
       const answer = answerOf(stream);
       stream.end(body);
       const { grpcStatus, headers: h, trailers } = await answer;
@@ -89,7 +94,7 @@ async function call(face: Face, path: string, body: Buffer, headers: Record<stri
   const sent = face === 'grpc-web-text' ? Buffer.from(body.toString('base64')) : face === 'connect' ? body.subarray(5) : body;
   const res = await fetch(`${gw.baseUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': contentType, authorization: `Bearer ${gw.adminToken}`, ...headers },
+    headers: { 'content-type': contentType, ...auth, ...headers },
     body: new Uint8Array(sent),
   });
   const raw = Buffer.from(await res.arrayBuffer());
@@ -221,5 +226,61 @@ describe('compression the request does not declare, or the gateway does not know
       // br declared, the message sent uncompressed (flag 0): allowed.
       expect((await call(face, GET_MY_USER, envelope(empty), { 'grpc-encoding': 'br' })).code).toBe(0);
     }
+  });
+});
+
+describe('compressed messages count against the caller’s cap once decompressed', () => {
+  const MiB = 1024 * 1024;
+  /** A message of `n` zero bytes as gzip: a few KB on the wire. */
+  const zeros = (n: number) => gzipSync(Buffer.alloc(n));
+
+  it('without a token a bomb stops at 64 KiB of output: UNAUTHENTICATED with the edge’s words, on every face', async () => {
+    for (const face of FACES) {
+      const headers: Record<string, string> = face === 'connect' ? { 'content-encoding': 'gzip' } : { 'grpc-encoding': 'gzip' };
+      const outcome = await call(face, GET_MY_USER, envelope(zeros(4 * MiB), 1), headers, null);
+      expect({ face, code: outcome.code }).toEqual({ face, code: Code.Unauthenticated });
+      expect(outcome.message).toContain('a request body over 65536 bytes needs a valid bearer token');
+    }
+  });
+
+  it('the same for compressed JSON (Connect, gRPC +json), which connect decompressed to 13.5 MB before', async () => {
+    const json = gzipSync(Buffer.from(`{${' '.repeat(4 * MiB)}}`));
+    const connect = await fetch(`${gw.baseUrl}${GET_MY_USER}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: new Uint8Array(json),
+    });
+    const answer = (await connect.json()) as { code: string; message: string };
+    expect({ status: connect.status, code: answer.code }).toEqual({ status: 401, code: 'unauthenticated' });
+    expect(answer.message).toContain('needs a valid bearer token');
+    const session = http2Connect(gw.baseUrl);
+    try {
+      const { authorization: _, ...plain } = grpcRequestHeaders(GET_MY_USER, '', 'application/grpc+json');
+      const stream = session.request({ ...plain, 'grpc-encoding': 'gzip' });
+      const reply = answerOf(stream);
+      stream.end(envelope(json, 1));
+      const { grpcStatus, headers, trailers } = await reply;
+      expect(grpcStatus).toBe(Code.Unauthenticated);
+      expect(decodeURIComponent(String(trailers['grpc-message'] ?? headers['grpc-message']))).toContain('needs a valid bearer token');
+    } finally {
+      session.close();
+    }
+  });
+
+  it('with a token, a message over the body cap once decompressed: RESOURCE_EXHAUSTED; compressed JSON within it passes', async () => {
+    for (const face of FACES) {
+      const headers: Record<string, string> = face === 'connect' ? { 'content-encoding': 'gzip' } : { 'grpc-encoding': 'gzip' };
+      const outcome = await call(face, GET_MY_USER, envelope(zeros(16 * MiB), 1), headers);
+      expect({ face, code: outcome.code }).toEqual({ face, code: Code.ResourceExhausted });
+      expect(outcome.message).toContain('Request body too large');
+    }
+    const ok = await fetch(`${gw.baseUrl}${GET_MY_USER}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', authorization: `Bearer ${gw.adminToken}` },
+      body: new Uint8Array(gzipSync(Buffer.from(`{${' '.repeat(MiB)}}`))),
+    });
+    expect(ok.status).toBe(200);
+    expect(((await ok.json()) as { user: { id: string } }).user.id).toBe(gw.adminId);
+    await stillServing();
   });
 });

@@ -8,31 +8,21 @@
 //   router's jsonOptions.textDecoder, which connect's JSON serialization calls on the message
 //   bytes (decompressed) right before fromJsonString: more than MAX_JSON_CONTAINERS objects
 //   and arrays (src/http/json-containers.ts) is refused.
-// - Binary, uncompressed (gRPC, gRPC-web incl. text mode, Connect proto): connect has no hook
-//   before fromBinary, so the adapter (rpc-adapter.ts) reads each message off the request body
-//   before the router does: every envelope (5-byte prefix) of gRPC, gRPC-web and Connect
-//   streaming, the whole body of a Connect unary call. The message is scanned
-//   (protobuf-fields.ts) once complete, and handed on whole.
-// - Binary, compressed (grpc-encoding, connect-content-encoding, content-encoding): the adapter
-//   decompresses the message itself (the same gzip and brotli, bounded by readMaxBytes as
-//   connect bounds them), scans it, and hands it on uncompressed (an envelope with the flag
-//   cleared; a Connect unary body without its content-encoding), so the router never decodes a
-//   binary message the adapter has not seen. The method's own Compression objects (guardedRouter
-//   registers each method with its own) still scan whatever connect decompresses: compressed
-//   JSON, and a binary message in an encoding the adapter does not know (which connect refuses).
+// - Binary (gRPC, gRPC-web incl. text mode, Connect proto): connect has no hook before
+//   fromBinary, so the adapter (rpc-adapter.ts) reads each message off the request body before
+//   the router does, decompressed when it is compressed, and scans and decodes it there
+//   (request-scan.ts, with binaryMessageRefusal below). The method's own Compression objects
+//   (guardedRouter registers each method with its own) scan whatever connect still decompresses
+//   itself, as a backstop.
 //
 // A binary message the scan lets through is then decoded once as the router will decode it: one
 // that does not decode is INVALID_ARGUMENT in the gateway's words (decode-errors.ts), where
-// connect would answer INTERNAL with the decoder's text. An envelope flagged compressed on a
-// request that names no compression is INTERNAL, as grpc-go answers it.
-//
-// Anything else the scans do not understand (a malformed envelope, a body over readMaxBytes, an
-// unknown encoding) is handed on untouched, for the router to answer as before.
+// connect would answer INTERNAL with the decoder's text.
 import { fromJson, type DescMessage, type DescMethod, type JsonReadOptions, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
-import type { Compression, UniversalServerRequest } from '@connectrpc/connect/protocol';
+import type { Compression } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
-import { binaryDecodeRefusal, compressedWithoutEncoding, withoutValue } from './decode-errors.ts';
+import { binaryDecodeRefusal, withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
@@ -105,7 +95,7 @@ function scanningCompression(compression: Compression, input: DescMessage): Comp
     compress: compression.compress,
     async decompress(bytes, readMaxBytes) {
       const out = await compression.decompress(bytes, readMaxBytes);
-      // Only the field count: these bytes may be JSON (the adapter decompresses binary messages itself).
+      // Only the field count: these bytes may be JSON (the adapter decompresses what it knows itself).
       const refusal = fieldsRefusal(input, out);
       if (refusal) throw refusal;
       return out;
@@ -156,178 +146,4 @@ export function guardedRouter(
     },
   };
   return router;
-}
-
-const COMPRESSED_FLAG = 0b00000001;
-/** Bodies of enveloped binary messages: gRPC, gRPC-web (text mode is binary by then), Connect streaming. */
-const ENVELOPED_BINARY = /^application\/(?:grpc(?:-web)?(?:\+proto)?|connect\+proto)$/i;
-/** A Connect unary binary body (as connect's contentTypeUnaryRegExp). */
-const UNARY_BINARY = /^application\/proto$/i;
-
-/** The first `n` bytes of `chunks` (which hold at least n), removed from them. */
-function take(chunks: Uint8Array[], n: number): Uint8Array {
-  const first = chunks[0]!;
-  if (first.byteLength >= n) {
-    if (first.byteLength === n) chunks.shift();
-    else chunks[0] = first.subarray(n);
-    return first.subarray(0, n);
-  }
-  const out = new Uint8Array(n);
-  let filled = 0;
-  while (filled < n) {
-    const chunk = chunks[0]!;
-    const part = Math.min(chunk.byteLength, n - filled);
-    out.set(chunk.subarray(0, part), filled);
-    filled += part;
-    if (part === chunk.byteLength) chunks.shift();
-    else chunks[0] = chunk.subarray(part);
-  }
-  return out;
-}
-
-/** Byte `i` of `chunks` (which hold more than i bytes). */
-function byteAt(chunks: Uint8Array[], i: number): number {
-  for (const chunk of chunks) {
-    if (i < chunk.byteLength) return chunk[i]!;
-    i -= chunk.byteLength;
-  }
-  return 0;
-}
-
-/** How a request's messages are compressed: none named (or identity), one the adapter knows, or another (left to the router). */
-type MessageCompression = { kind: 'none' } | { kind: 'known'; compression: Compression } | { kind: 'unknown' };
-
-function compressionNamed(name: string | null, known: readonly Compression[]): MessageCompression {
-  if (name === null || name === 'identity') return { kind: 'none' };
-  const compression = known.find((c) => c.name === name);
-  return compression ? { kind: 'known', compression } : { kind: 'unknown' };
-}
-
-/**
- * The message decompressed. Data that does not decompress is INVALID_ARGUMENT (connect-node
- * answers a truncated stream INTERNAL "decompression failed"); a message over readMaxBytes once
- * decompressed stays connect-node's RESOURCE_EXHAUSTED.
- */
-async function decompressed(compression: Compression, bytes: Uint8Array, readMaxBytes: number): Promise<Uint8Array> {
-  try {
-    return await compression.decompress(bytes, readMaxBytes);
-  } catch (err) {
-    if (err instanceof ConnectError && err.code === Code.ResourceExhausted) throw err;
-    throw new ConnectError(`request message: not valid ${compression.name} data`, Code.InvalidArgument);
-  }
-}
-
-/** An envelope of `message` with flags 0 (not compressed). */
-function plainEnvelope(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(5 + message.byteLength);
-  new DataView(out.buffer).setUint32(1, message.byteLength);
-  out.set(message, 5);
-  return out;
-}
-
-/**
- * The body, each enveloped message held until it is complete, decompressed when it is
- * compressed in a known encoding, scanned, then passed on whole (uncompressed). A prefix
- * announcing more than readMaxBytes, and whatever follows, passes as it comes (the router
- * refuses it), as does an incomplete last envelope and a message in an unknown encoding. A
- * compressed envelope on a request that names no compression is refused.
- */
-async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number, compression: MessageCompression): AsyncIterable<Uint8Array> {
-  const pending: Uint8Array[] = [];
-  let buffered = 0;
-  let passOn = false;
-  for await (const chunk of body) {
-    if (passOn) {
-      yield chunk;
-      continue;
-    }
-    pending.push(chunk);
-    buffered += chunk.byteLength;
-    while (buffered >= 5) {
-      const length = byteAt(pending, 1) * 2 ** 24 + ((byteAt(pending, 2) << 16) | (byteAt(pending, 3) << 8) | byteAt(pending, 4));
-      if (length > readMaxBytes) {
-        passOn = true;
-        break;
-      }
-      if (buffered < 5 + length) break;
-      const envelope = take(pending, 5 + length);
-      buffered -= 5 + length;
-      if ((envelope[0]! & COMPRESSED_FLAG) === 0) {
-        const refusal = binaryMessageRefusal(input, envelope.subarray(5));
-        if (refusal) throw refusal;
-        yield envelope;
-      } else if (compression.kind === 'known') {
-        const message = await decompressed(compression.compression, envelope.subarray(5), readMaxBytes);
-        const refusal = binaryMessageRefusal(input, message);
-        if (refusal) throw refusal;
-        yield plainEnvelope(message);
-      } else if (compression.kind === 'none') {
-        throw compressedWithoutEncoding();
-      } else {
-        yield envelope;
-      }
-    }
-    if (passOn) {
-      yield* pending.splice(0);
-      buffered = 0;
-    }
-  }
-  yield* pending;
-}
-
-/**
- * The body of a Connect unary call, held until complete, decompressed with `compression` when
- * given, scanned, and passed on whole (uncompressed); over readMaxBytes it passes as it comes (the
- * router refuses it).
- */
-async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number, compression?: Compression): AsyncIterable<Uint8Array> {
-  const pending: Uint8Array[] = [];
-  let size = 0;
-  let passOn = false;
-  for await (const chunk of body) {
-    if (passOn) {
-      yield chunk;
-      continue;
-    }
-    pending.push(chunk);
-    size += chunk.byteLength;
-    if (size > readMaxBytes) {
-      passOn = true;
-      yield* pending.splice(0);
-    }
-  }
-  if (passOn || size === 0) return;
-  const sent = pending.length === 1 ? pending[0]! : take(pending, size);
-  const bytes = compression ? await decompressed(compression, sent, readMaxBytes) : sent;
-  const refusal = binaryMessageRefusal(input, bytes);
-  if (refusal) throw refusal;
-  if (bytes.byteLength > 0) yield bytes;
-}
-
-/**
- * The request with its body scanned as binary messages of type `input` on their way to the
- * router, for the binary content types, decompressed by the adapter when compressed in one of
- * `compressions`; other requests (JSON, GET, unknown content types or encodings) as they are.
- */
-export function scanBinaryRequest(req: UniversalServerRequest, input: DescMessage, readMaxBytes: number, compressions: readonly Compression[]): UniversalServerRequest {
-  const body = req.body;
-  if (typeof body !== 'object' || body === null || !(Symbol.asyncIterator in body)) return req;
-  const stream = body as AsyncIterable<Uint8Array>;
-  const contentType = req.header.get('content-type') ?? '';
-  if (ENVELOPED_BINARY.test(contentType)) {
-    // Connect streaming names its compression in connect-content-encoding, gRPC and gRPC-web in grpc-encoding.
-    const encoding = req.header.get(/^application\/connect/i.test(contentType) ? 'connect-content-encoding' : 'grpc-encoding');
-    return { ...req, body: scanEnvelopes(stream, input, readMaxBytes, compressionNamed(encoding, compressions)) };
-  }
-  if (req.method === 'POST' && UNARY_BINARY.test(contentType)) {
-    const compression = compressionNamed(req.header.get('content-encoding'), compressions);
-    if (compression.kind === 'unknown') return req;
-    if (compression.kind === 'none') return { ...req, body: scanUnaryBody(stream, input, readMaxBytes) };
-    // Handed on decompressed: the router must not decompress it again, nor hold it to the compressed length.
-    const header = new Headers(req.header);
-    header.delete('content-encoding');
-    header.delete('content-length');
-    return { ...req, header, body: scanUnaryBody(stream, input, readMaxBytes, compression.compression) };
-  }
-  return req;
 }

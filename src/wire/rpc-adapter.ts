@@ -4,9 +4,10 @@
 // meter before the router reads it, so it counts in the body budgets as it arrives. gRPC-web
 // text (application/grpc-web-text), which connect does not serve, is rewritten into binary
 // gRPC-web before the router and its answer back into text after (grpc-web-text.ts). A request
-// message that would decode into far more objects than any legal one holds is refused before
-// it is decoded (request-limits.ts): JSON by the router's text decoder, binary by a scan of
-// the body on its way to the router and of what the method's Compression objects decompress.
+// message that would decode into far more objects than any legal one holds, or that does not
+// decode, is refused before the router decodes it (request-limits.ts): JSON by the router's
+// text decoder, binary by a scan of the body on its way to the router (request-scan.ts), which
+// also decompresses compressed messages within the caller's cap.
 // A gRPC or gRPC-web request in a grpc-encoding the router cannot decompress is answered here,
 // UNIMPLEMENTED with grpc-accept-encoding in the answer's headers (connect puts the list in the
 // trailers only, where gRPC's compression.md has a server send it as a header).
@@ -14,6 +15,7 @@ import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Conne
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { ServerResponse } from 'node:http';
 import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
+import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { ACCEPTED_MESSAGE_ENCODINGS, unknownMessageEncoding } from './decode-errors.ts';
@@ -22,7 +24,8 @@ import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-w
 import type { NodeHandler, NodeRequest } from './index.ts';
 import { rpcProtocolOf } from './paths.ts';
 import { writeRpcError } from './refusal.ts';
-import { guardedRouter, scanBinaryRequest } from './request-limits.ts';
+import { guardedRouter } from './request-limits.ts';
+import { scanRequest, type ScanOptions } from './request-scan.ts';
 
 export interface RpcAdapterOptions extends ConnectRouterOptions {
   routes(router: ConnectRouter): void;
@@ -55,6 +58,13 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   const router = guardedRouter(createConnectRouter, { acceptCompression: compressions, ...routerOptions });
   routes(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  /** Decompressed messages count against the caller's cap, as the edge caps the bytes sent (64 KiB without a valid token). */
+  const scanOptions = (state: RequestState | undefined): ScanOptions => {
+    if (!state?.authChecked) return { readMaxBytes, compressions };
+    const bytes = state.caller ? readMaxBytes : Math.min(UNAUTHENTICATED_BODY_BYTES, readMaxBytes);
+    const refusal = () => toConnectError(state.caller ? bodyTooLarge(bytes) : bodyNeedsToken(state), logger, { method: 'edge' });
+    return { readMaxBytes, compressions, cap: { bytes, refusal } };
+  };
   return (req, res, state) => {
     const handler = handlers.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
@@ -75,7 +85,7 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     // Metered above as it arrives (the text), decoded here for the router.
     const text = isGrpcWebText(uReq.header.get('content-type'));
     if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
-    uReq = scanBinaryRequest(uReq, handler.method.input, readMaxBytes, compressions);
+    uReq = scanRequest(uReq, handler.method.input, scanOptions(state));
     handler(uReq)
       .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
       .catch((reason: unknown) => {
