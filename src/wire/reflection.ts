@@ -236,15 +236,11 @@ export function reflectionService(services: readonly DescService[], version: 'v1
   }
 
   let maxStreamBytes: number | undefined;
-  /** STREAM_ANSWER_FACTOR times every file's bytes (encoded once, at the first stream). */
+  /** The descriptor bytes one stream's answers may carry: STREAM_ANSWER_FACTOR times every file's (encoded once, at the first stream). */
   const streamCap = () => (maxStreamBytes ??= STREAM_ANSWER_FACTOR * [...files.values()].reduce((sum, f) => sum + bytesOf(f).byteLength, 0));
   const sizeOf = (body: ResponseBody) => (body.case === 'fileDescriptorResponse' ? body.value.fileDescriptorProto.reduce((sum, b) => sum + b.byteLength, 0) : 0);
 
   return {
-    /** The answer bytes one stream may carry. */
-    get maxStreamBytes() {
-      return streamCap();
-    },
     async *serverReflectionInfo(requests: AsyncIterable<ReflectionRequest>, context: HandlerContext) {
       const sent = new Set<string>();
       let bytes = 0;
