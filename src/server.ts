@@ -7,7 +7,8 @@ import { stateOf } from './http/request-state.ts';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
-import type { CommandContext, Deps } from './commands/context.ts';
+import type { Deps } from './commands/context.ts';
+import { requestContext } from './commands/request-context.ts';
 import type { Config } from './config.ts';
 import { createHttpLayer } from './http/index.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
@@ -115,8 +116,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     context: async ({ request }): Promise<GraphQLContext> => {
       // The token was checked at the edge (src/http/rate-limit.ts), before the rate limit.
       const state = await http.authenticated(request);
-      const cmd: CommandContext = { deps, callerId: state.caller, orgHeader: request.headers.get('x-service-orgid') || null };
-      if (state.authError) cmd.authError = state.authError;
+      // x-service-orgid or x-zitadel-orgid, read as every face reads them (two different ones: INVALID_ARGUMENT).
+      const cmd = requestContext(deps, request.headers, { callerId: state.caller, authError: state.authError });
       return { cmd, requestId: state.requestId };
     },
     plugins: [errorClassification(logger), usePartialMutationStatus(), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) })],

@@ -6,7 +6,7 @@ import type { CommandContext } from '../src/commands/context.ts';
 import { organization, visibleMany, type EntityKind } from '../src/commands/entities.ts';
 import { identityProvider } from '../src/commands/idps.ts';
 import { project } from '../src/commands/projects.ts';
-import { me, user } from '../src/commands/reads.ts';
+import { me, readUser, user } from '../src/commands/reads.ts';
 import type { Snapshot } from '../src/store/port.ts';
 import {
   ADMIN,
@@ -45,7 +45,9 @@ describe('user', () => {
   commandTable(byId(user), [
     { name: 'the caller itself, without role', caller: U.alice, input: U.alice, then: returns(U.alice, ORG_A) },
     { name: 'the caller itself with x-service-orgid of its org', caller: U.alice, orgHeader: ORG_A, input: U.alice, then: returns(U.alice) },
-    { name: 'the caller itself with x-service-orgid of another org: null', caller: U.alice, orgHeader: ORG_B, input: U.alice, then: returns(null) },
+    // DESIGN.md section 6, refusal 2: a header naming an organization where the caller holds no permission, before the target counts.
+    { name: 'the caller itself with x-service-orgid of another org where it holds no role: PERMISSION_DENIED', caller: U.alice, orgHeader: ORG_B, input: U.alice, then: denied },
+    { name: 'the caller itself with x-service-orgid of another org where it reads users: null (not there)', caller: U.helperB, orgHeader: ORG_B, input: U.helperB, then: returns(null) },
     { name: 'ORG_USER_MANAGER reads a user of its org', caller: U.managerA, input: U.alice, then: returns(U.alice) },
     { name: 'ORG_OWNER reads a user of its org (user.read)', caller: U.ownerA, input: U.alice, then: returns(U.alice) },
     // Personal data needs user.read, as ZITADEL's GetUserByID: other roles reach no further than their permissions.
@@ -56,11 +58,35 @@ describe('user', () => {
     { name: 'a user without role reads an unknown id: PERMISSION_DENIED, as for a colleague', caller: U.alice, input: 'ghost', then: denied },
     { name: 'a user without role reads a user of another org: PERMISSION_DENIED, as for a colleague', caller: U.alice, input: U.bob, then: denied },
     { name: 'a user of another org, acting in the caller\'s: null', caller: U.managerA, input: U.bob, then: returns(null) },
+    { name: 'an unknown id, for a caller holding user.read: null, as for a user of another org', caller: U.managerA, input: 'ghost', then: returns(null) },
+    // Refusal 3: user.read elsewhere only, so nothing of the acting organization is readable: null, not PERMISSION_DENIED.
+    { name: 'user.read in another org only, no header: a user of its own org is null', caller: U.helperB, input: U.alice, then: returns(null) },
     { name: 'x-service-orgid of an org where the caller holds no role: PERMISSION_DENIED', caller: U.managerA, orgHeader: ORG_B, input: U.bob, then: denied },
     { name: 'x-service-orgid of an org where the caller holds a role', caller: U.helperB, orgHeader: ORG_B, input: U.bob, then: returns(U.bob, ORG_B) },
     { name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED', caller: U.alice, orgHeader: 'org-nope', input: U.alice, then: denied },
     { name: 'IAM_OWNER without the header: null for a user of another org', caller: ADMIN, input: U.alice, then: returns(null) },
     { name: 'IAM_OWNER with the header', caller: ADMIN, orgHeader: ORG_A, input: U.alice, then: returns(U.alice) },
+    ...unauthenticatedRows<Snapshot<unknown> | null>(U.alice),
+  ]);
+});
+
+// ZITADEL's v2 GetUserByID: the user wherever the caller may read it; a header narrows it, with
+// the same refusals as the acting organization's read above.
+describe('readUser anywhere (v2 GetUserByID)', () => {
+  commandTable(byId((ctx, id) => readUser(ctx, id, 'anywhere')), [
+    { name: 'the caller itself, without role', caller: U.alice, input: U.alice, then: returns(U.alice, ORG_A) },
+    { name: 'ORG_USER_MANAGER reads a user of its org', caller: U.managerA, input: U.alice, then: returns(U.alice, ORG_A) },
+    { name: 'user.read in another org: a user there, without the header', caller: U.helperB, input: U.bob, then: returns(U.bob, ORG_B) },
+    { name: 'user.read in another org only: a user of its own org is null', caller: U.helperB, input: U.alice, then: returns(null) },
+    { name: 'a user of an org where the caller reads no users: null, as an unknown id', caller: U.managerA, input: U.bob, then: returns(null) },
+    { name: 'an unknown id: null', caller: U.managerA, input: 'ghost', then: returns(null) },
+    { name: 'user.read nowhere: PERMISSION_DENIED for a colleague', caller: U.alice, input: U.peerA, then: denied },
+    { name: 'user.read nowhere: PERMISSION_DENIED for an unknown id too', caller: U.settingsA, input: 'ghost', then: denied },
+    { name: 'user.read nowhere: PERMISSION_DENIED for a user of another org too', caller: U.creatorA, input: U.bob, then: denied },
+    { name: 'a header naming an org where the caller reads no users: PERMISSION_DENIED', caller: U.managerA, orgHeader: ORG_B, input: U.bob, then: denied },
+    { name: 'a header naming an org that does not exist: PERMISSION_DENIED, even for IAM_OWNER', caller: ADMIN, orgHeader: 'org-nope', input: U.alice, then: denied },
+    { name: 'a header narrows: a user of another org is null', caller: U.helperB, orgHeader: ORG_B, input: U.alice, then: returns(null) },
+    { name: 'IAM_OWNER reads a user of any org', caller: ADMIN, input: U.bob, then: returns(U.bob, ORG_B) },
     ...unauthenticatedRows<Snapshot<unknown> | null>(U.alice),
   ]);
 });

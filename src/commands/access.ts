@@ -94,6 +94,20 @@ export async function readerFor(ctx: CommandContext, caller: Caller): Promise<Re
   };
 }
 
+/**
+ * Whether the caller holds `permission` anywhere: from an instance role, or in one of the
+ * organizations where it holds roles (its user's memberOf, recorded before every grant; read
+ * in one round trip, none when they were read already). DESIGN.md section 6's first refusal:
+ * a caller holding the permission nowhere is PERMISSION_DENIED before any target is looked at.
+ */
+export async function holdsAnywhere(ctx: CommandContext, caller: Caller, permission: Permission): Promise<boolean> {
+  if (await canInstance(ctx, caller, permission)) return true;
+  const orgIds = caller.user.state.memberOf ?? [];
+  if (orgIds.length === 0) return false;
+  const orgs = await loadMany<Org>(ctx, 'org', orgIds);
+  return [...orgs.values()].some((org) => hasPermission({ instanceRoles: [], orgRoles: rolesOf(org.state, caller.id) }, permission));
+}
+
 export async function requireIn(ctx: CommandContext, caller: Caller, org: Snapshot<Org>, permission: Permission) {
   if (!(await can(ctx, caller, org, permission))) throw permissionDenied();
 }

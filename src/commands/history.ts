@@ -1,12 +1,11 @@
 // The history of an aggregate, newest first, a page at a time (Relay paging).
 // Sequences run 1..n without gaps, so the snapshot's sequence is the count and a
 // page is a sequence range: one read of the snapshot, one of the range.
-import { invalidArgument, permissionDenied, type FieldViolation } from '../errors.ts';
-import type { Org } from '../model/orgs.ts';
-import type { User } from '../model/users.ts';
+import { invalidArgument, notFound, permissionDenied, type FieldViolation } from '../errors.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';
-import { actingOrg, authenticate, can, permissionReads, userReads } from './access.ts';
-import { chargeReads, load, type CommandContext } from './context.ts';
+import { actingOrg, authenticate, permissionReads } from './access.ts';
+import { chargeReads, type CommandContext } from './context.ts';
+import { readUser, type UserScope } from './reads.ts';
 import { weightOf } from '../store/weight.ts';
 import { visibleMany, type EntityKind } from './entities.ts';
 
@@ -64,22 +63,20 @@ function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
 }
 
 /**
- * A user's history: the user itself, or a caller holding user.read in the user's
- * organization (instance roles count). A user the caller may not see, or that does
- * not exist: PERMISSION_DENIED, so ids cannot be probed.
+ * A user's history: for a user the caller may read (readUser in `scope`: the user itself, or
+ * user.read in its organization, instance roles counting). DESIGN.md section 6's refusals: a
+ * caller holding user.read nowhere is PERMISSION_DENIED; a user it may not read is NOT_FOUND,
+ * exactly like a missing one, so ids cannot be probed.
  */
-async function readableUser(ctx: CommandContext, id: string): Promise<Snapshot<unknown>> {
-  const caller = await authenticate(ctx, userReads(ctx, id));
-  if (id === caller.id) return caller.user;
-  const user = await load<User>(ctx, 'user', id);
-  const org = user && (await load<Org>(ctx, 'org', user.resourceOwner));
-  if (!user || !org || !(await can(ctx, caller, org, 'user.read'))) throw permissionDenied();
+async function readableUser(ctx: CommandContext, id: string, scope: UserScope): Promise<Snapshot<unknown>> {
+  const user = await readUser(ctx, id, scope);
+  if (!user) throw notFound('User');
   return user;
 }
 
 /** Organizations, projects and IDPs: whoever may read the object (the entity read rules, src/commands/entities.ts). */
-async function readable(ctx: CommandContext, kind: HistoryKind, id: string): Promise<Snapshot<unknown>> {
-  if (kind === 'user') return readableUser(ctx, id);
+async function readable(ctx: CommandContext, kind: HistoryKind, id: string, userScope: UserScope = 'owner'): Promise<Snapshot<unknown>> {
+  if (kind === 'user') return readableUser(ctx, id, userScope);
   const found = (await visibleMany<unknown>(ctx, kind, [id])).get(id);
   if (!found) throw permissionDenied();
   return found;
@@ -148,9 +145,17 @@ export interface SequenceQuery {
  * (`first`/`after` back in time, `last`/`before` forward), except that a sequence past
  * the newest is not refused (back in time it starts at the newest, forward the page is
  * empty). `id` null for an organization: the acting one (the header, else the caller's own).
+ * A user is looked for in `userScope` (reads.ts readUser; `history` looks in the user's own
+ * organization, the parent User having been found under the read rules already).
  * Edges newest first, as `history` gives them.
  */
-export async function historyFromSequence(ctx: CommandContext, kind: HistoryKind, id: string | null, query: SequenceQuery): Promise<HistoryPage> {
+export async function historyFromSequence(
+  ctx: CommandContext,
+  kind: HistoryKind,
+  id: string | null,
+  query: SequenceQuery,
+  userScope: UserScope = 'owner',
+): Promise<HistoryPage> {
   const forward = query.afterSequence != null;
   const page: PageArgs = forward ? { last: query.limit ?? DEFAULT_PAGE } : { first: query.limit ?? DEFAULT_PAGE };
   checkArgs(kind, id ?? '', page);
@@ -163,7 +168,7 @@ export async function historyFromSequence(ctx: CommandContext, kind: HistoryKind
     if (kind !== 'org') throw invalidArgument([{ field: 'id', description: 'must be given' }]);
     target = (await actingOrg(ctx, await authenticate(ctx, permissionReads(ctx)))).id;
   }
-  const total = (await readable(ctx, kind, target)).sequence;
+  const total = (await readable(ctx, kind, target, userScope)).sequence;
   const newest = forward || sequence === 0 ? total : Math.min(total, sequence - 1);
   const oldest = forward ? sequence + 1 : 1;
   return windowPage(ctx, kind, target, total, newest, oldest, page);

@@ -5,7 +5,8 @@
 // the graceful drain on shutdown.
 //
 // Before yoga or the wire API reads a body: the bearer token is checked (once: the readers
-// reuse the result), the per-caller / per-address rate limit applied (rate-limit.ts), a body
+// reuse the result), the per-caller / per-address rate limit applied (rate-limit.ts; a stream
+// that carries several requests counts the others through RequestState.countAnother), a body
 // too big for the caller refused (401 without a valid token over UNAUTHENTICATED_BODY_BYTES,
 // body-limit.ts), and the body's bytes reserved in the client's and the process's budget
 // (body-budget.ts; 429 / 503 when full). A body of unknown length (chunked; HTTP/2 without
@@ -156,6 +157,7 @@ export function createEdge(options: EdgeOptions): Edge {
     if (req.method !== 'OPTIONS' && rateLimit) {
       const limited = await rateLimit(state);
       if (limited) return refuse(limited);
+      state.countAnother = async () => (await rateLimit(state))?.error ?? null;
     }
     const cap = state.caller ? maxBodyBytes : UNAUTHENTICATED_BODY_BYTES;
     if (declared === Infinity) {

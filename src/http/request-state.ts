@@ -33,6 +33,12 @@ export interface RequestState {
    * caller's body cap, or the client's or the process's budget of body bytes in flight).
    */
   meter?: (bytes: number) => AppError | null;
+  /**
+   * Set by the edge when it rate-limits the request: counts one more request of this caller (or
+   * client address) in the same window, for a stream that carries several (server reflection:
+   * src/wire/reflection.ts). The refusal (RESOURCE_EXHAUSTED with its RetryInfo), or null.
+   */
+  countAnother?: () => Promise<AppError | null>;
 }
 
 const byRequest = new WeakMap<Request, RequestState>();

@@ -1,9 +1,10 @@
 // The change lists of zitadel.management.v1.ManagementService (ListUserChanges, ListOrgChanges,
 // ListProjectChanges) over the history command (src/commands/history.ts): a translation of
 // zitadel.change.v1.ChangeQuery to the command's sequence paging and of its events to
-// zitadel.change.v1.Change, nothing more. The command's permissions apply as on GraphQL's
-// `history` fields: a user's changes for the user itself or a caller with user.read in its
-// organization, an organization's or a project's for whoever may read it.
+// zitadel.change.v1.Change, nothing more. The command's permissions apply as on GraphQL: a
+// user's changes for a user GetUserByID would answer (management's, as GraphQL's `user { history }`:
+// the user itself, or user.read in the acting organization, with the same refusals), an
+// organization's or a project's for whoever may read it.
 //
 // ChangeQuery: asc false (proto3's default) is newest first, from below `sequence` (0: from the
 // newest); asc true is oldest first, from above `sequence`. `limit` is the page size (0: the
@@ -23,6 +24,7 @@ import { ChangeSchema, type Change, type ChangeQuery } from '@zitadel/proto/zita
 import type { CommandContext } from '../commands/context.ts';
 import { visibleMany } from '../commands/entities.ts';
 import { historyFromSequence, type HistoryKind } from '../commands/history.ts';
+import type { UserScope } from '../commands/reads.ts';
 import type { User } from '../model/users.ts';
 import type { StoredEvent } from '../store/port.ts';
 import { unary, type WireDeps } from './context.ts';
@@ -43,11 +45,17 @@ const displayName = (u: User): string =>
   u.profile?.displayName || [u.profile?.firstName, u.profile?.lastName].filter(Boolean).join(' ') || u.username;
 
 /** One page of the aggregate's changes, in the order the query asks for. */
-export async function listChanges(ctx: CommandContext, kind: HistoryKind, id: string | null, query: ChangeQuery | undefined): Promise<{ result: Change[] }> {
+export async function listChanges(
+  ctx: CommandContext,
+  kind: HistoryKind,
+  id: string | null,
+  query: ChangeQuery | undefined,
+  userScope?: UserScope,
+): Promise<{ result: Change[] }> {
   const asc = query?.asc ?? false;
   const sequence = toNumber(query?.sequence ?? 0n);
   const limit = query?.limit ? query.limit : null;
-  const page = await historyFromSequence(ctx, kind, id, asc ? { afterSequence: sequence, limit } : { beforeSequence: sequence, limit });
+  const page = await historyFromSequence(ctx, kind, id, asc ? { afterSequence: sequence, limit } : { beforeSequence: sequence, limit }, userScope);
   const events: StoredEvent[] = page.edges.map((e) => e.node);
   if (asc) events.reverse();
   const editorIds = [...new Set(events.map((e) => e.creator).filter((c) => c !== 'system'))];
@@ -70,7 +78,7 @@ export async function listChanges(ctx: CommandContext, kind: HistoryKind, id: st
 }
 
 export const listUserChanges = (wire: WireDeps) =>
-  unary(wire, 'ListUserChanges', (ctx, req: { userId: string; query?: ChangeQuery }) => listChanges(ctx, 'user', req.userId, req.query), renames);
+  unary(wire, 'ListUserChanges', (ctx, req: { userId: string; query?: ChangeQuery }) => listChanges(ctx, 'user', req.userId, req.query, 'acting'), renames);
 
 export const listOrgChanges = (wire: WireDeps) =>
   unary(wire, 'ListOrgChanges', (ctx, req: { query?: ChangeQuery }) => listChanges(ctx, 'org', null, req.query), renames);

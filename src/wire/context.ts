@@ -9,7 +9,7 @@ import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
-import { invalid } from '../errors.ts';
+import { requestContext, type CallerFacts } from '../commands/request-context.ts';
 
 export interface WireDeps {
   deps: Deps;
@@ -24,33 +24,22 @@ export const requestStateKey = createContextKey<RequestState | undefined>(undefi
 
 /**
  * Authorization: Bearer checked with the gateway's TokenVerifier (by the edge already, when
- * it passed the request on); the organization header is x-service-orgid (SPEC.md) or
- * x-zitadel-orgid (ZITADEL's clients). Both, naming two organizations, is INVALID_ARGUMENT:
- * which one the client (or a proxy that added one) meant cannot be told.
+ * it passed the request on); the organization header read by the factory every face uses
+ * (src/commands/request-context.ts: x-service-orgid or x-zitadel-orgid, two different ones
+ * INVALID_ARGUMENT whatever the token).
  */
 export async function commandContext(wire: WireDeps, headers: Headers, state?: RequestState): Promise<CommandContext> {
-  const service = headers.get('x-service-orgid');
-  const zitadel = headers.get('x-zitadel-orgid');
-  if (service && zitadel && service !== zitadel) throw invalid('x-zitadel-orgid', 'names another organization than x-service-orgid: send one of them');
-  const ctx: CommandContext = {
-    deps: wire.deps,
-    callerId: null,
-    orgHeader: service || zitadel || null,
-  };
-  if (state?.authChecked) {
-    ctx.callerId = state.caller;
-    if (state.authError) ctx.authError = state.authError;
-    return ctx;
-  }
+  if (state?.authChecked) return requestContext(wire.deps, headers, { callerId: state.caller, authError: state.authError });
   const authorization = headers.get('authorization');
+  const caller: CallerFacts = { callerId: null };
   if (authorization) {
     try {
-      ctx.callerId = (await wire.tokens.verify(authorization)).userId;
+      caller.callerId = (await wire.tokens.verify(authorization)).userId;
     } catch (err) {
-      ctx.authError = err as Error;
+      caller.authError = err as Error;
     }
   }
-  return ctx;
+  return requestContext(wire.deps, headers, caller);
 }
 
 /** A unary method: build the context, run, map any failure to a ConnectError. */

@@ -16,7 +16,8 @@ import { HealthService, healthService } from './health.ts';
 import { withIdempotency } from './idempotency.ts';
 import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
-import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService } from './reflection.ts';
+import { codeName, toConnectError } from './errors.ts';
+import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService, type StreamLimits } from './reflection.ts';
 import { restService, type RestService } from './rest.ts';
 import { createRpcAdapter } from './rpc-adapter.ts';
 import { userService } from './users-v2.ts';
@@ -55,6 +56,17 @@ export const wireServices = (wire: WireDeps): RestService[] => [
 /** One node handler for the four services, health and reflection: gRPC (HTTP/2), gRPC-web and Connect. */
 export function createWireHandler(options: WireOptions): NodeHandler {
   const { readMaxBytes, ready = () => options.deps.store.ping().then(() => true), ...wire } = options;
+  // Each request on a reflection stream after the first counts against the caller's rate limit (reflection.ts).
+  const reflectionLimits: StreamLimits = {
+    async countAnother(context) {
+      const state = context.values.get(requestStateKey);
+      const refused = await state?.countAnother?.();
+      if (!refused) return undefined;
+      state!.errorCodes.push(refused.code);
+      return toConnectError(refused, wire.logger, { method: 'ServerReflectionInfo', requestId: state!.requestId });
+    },
+    onTooMuch: (context, error) => context.values.get(requestStateKey)?.errorCodes.push(codeName(error)),
+  };
   return createRpcAdapter({
     grpc: true,
     grpcWeb: true,
@@ -66,8 +78,8 @@ export function createWireHandler(options: WireOptions): NodeHandler {
     routes(router) {
       for (const { service, impl } of wireServices(wire)) router.service(service, impl);
       router.service(HealthService, healthService({ services: WIRE_SERVICES.map((s) => s.typeName), ready }) as never);
-      router.service(ServerReflectionV1Service, reflectionService(ALL_SERVICES, 'v1') as never);
-      router.service(ServerReflectionV1AlphaService, reflectionService(ALL_SERVICES, 'v1alpha') as never);
+      router.service(ServerReflectionV1Service, reflectionService(ALL_SERVICES, 'v1', reflectionLimits) as never);
+      router.service(ServerReflectionV1AlphaService, reflectionService(ALL_SERVICES, 'v1alpha', reflectionLimits) as never);
     },
   });
 }

@@ -6,8 +6,18 @@
 // and its transitive dependencies, each file sent once per stream as grpc-go does;
 // file_containing_extension and all_extension_numbers_of_type; an error_response (NOT_FOUND,
 // INVALID_ARGUMENT) for what is not known.
+//
+// A stream is one request at the edge, but each of its requests costs an answer: a 100-byte
+// file_by_filename of zitadel/management.proto brings 300 KB back, and 1,000 of them on one
+// unauthenticated stream brought 303 MB in 3 s. So each request after the first counts against
+// the caller's rate limit as a request of its own (StreamLimits.countAnother: the edge's
+// limiter, one window with every other request), and a stream's answers may carry at most
+// STREAM_ANSWER_FACTOR times the bytes of every file it knows (about 2 MB: a client that reads
+// them all, each once, needs a quarter of it), which also holds when the rate limit is off or
+// its Redis is down. Past either the stream ends with RESOURCE_EXHAUSTED.
+import type { HandlerContext } from '@connectrpc/connect';
 import { create, createFileRegistry, createRegistry, toBinary, type DescFile, type DescMessage, type DescService } from '@bufbuild/protobuf';
-import { Code } from '@connectrpc/connect';
+import { Code, ConnectError } from '@connectrpc/connect';
 import {
   FieldDescriptorProto_Label,
   FieldDescriptorProto_Type,
@@ -123,11 +133,21 @@ type ResponseBody =
   | { case: 'listServicesResponse'; value: { service: { name: string }[] } }
   | { case: 'errorResponse'; value: { errorCode: number; errorMessage: string } };
 
+/** A stream's answers carry at most this many times the bytes of all the files it knows. */
+export const STREAM_ANSWER_FACTOR = 4;
+
+export interface StreamLimits {
+  /** Counts one more request of the stream's caller against its rate limit: the refusal, or undefined. */
+  countAnother?: (context: HandlerContext) => Promise<ConnectError | undefined>;
+  /** Told of a stream ended for its answers' bytes (for the request's log line and metrics). */
+  onTooMuch?: (context: HandlerContext, error: ConnectError) => void;
+}
+
 /**
  * The ServerReflection implementation (for both v1 and v1alpha) over `services`: the files of
  * every service and all their dependencies are what it knows.
  */
-export function reflectionService(services: readonly DescService[], version: 'v1' | 'v1alpha') {
+export function reflectionService(services: readonly DescService[], version: 'v1' | 'v1alpha', limits: StreamLimits = {}) {
   const responseSchema: DescMessage = (version === 'v1' ? v1 : v1alpha).response;
   const files = new Map<string, DescFile>();
   const addFile = (file: DescFile) => {
@@ -215,11 +235,31 @@ export function reflectionService(services: readonly DescService[], version: 'v1
     }
   }
 
+  let maxStreamBytes: number | undefined;
+  /** The descriptor bytes one stream's answers may carry: STREAM_ANSWER_FACTOR times every file's (encoded once, at the first stream). */
+  const streamCap = () => (maxStreamBytes ??= STREAM_ANSWER_FACTOR * [...files.values()].reduce((sum, f) => sum + bytesOf(f).byteLength, 0));
+  const sizeOf = (body: ResponseBody) => (body.case === 'fileDescriptorResponse' ? body.value.fileDescriptorProto.reduce((sum, b) => sum + b.byteLength, 0) : 0);
+
   return {
-    async *serverReflectionInfo(requests: AsyncIterable<ReflectionRequest>) {
+    async *serverReflectionInfo(requests: AsyncIterable<ReflectionRequest>, context: HandlerContext) {
       const sent = new Set<string>();
+      let bytes = 0;
+      let first = true;
       for await (const req of requests) {
-        yield create(responseSchema, { validHost: req.host, originalRequest: req, messageResponse: answer(req, sent) } as never);
+        // The first was counted by the edge with the stream.
+        if (!first) {
+          const refused = await limits.countAnother?.(context);
+          if (refused) throw refused;
+        }
+        first = false;
+        const body = answer(req, sent);
+        bytes += sizeOf(body);
+        if (bytes > streamCap()) {
+          const error = new ConnectError(`reflection: the answers on one stream may carry at most ${streamCap()} bytes; open a new stream`, Code.ResourceExhausted);
+          limits.onTooMuch?.(context, error);
+          throw error;
+        }
+        yield create(responseSchema, { validHost: req.host, originalRequest: req, messageResponse: body } as never);
       }
     },
   };

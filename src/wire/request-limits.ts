@@ -8,22 +8,21 @@
 //   router's jsonOptions.textDecoder, which connect's JSON serialization calls on the message
 //   bytes (decompressed) right before fromJsonString: more than MAX_JSON_CONTAINERS objects
 //   and arrays (src/http/json-containers.ts) is refused.
-// - Binary, uncompressed (gRPC, gRPC-web incl. text mode, Connect proto): connect has no hook
-//   before fromBinary, so the adapter (rpc-adapter.ts) reads each message off the request body
-//   before the router does: every envelope (5-byte prefix) of gRPC, gRPC-web and Connect
-//   streaming, the whole body of a Connect unary call. The message is scanned
-//   (protobuf-fields.ts) once complete, and handed on whole.
-// - Binary, compressed (grpc-encoding, connect-content-encoding, content-encoding): scanned
-//   after connect decompresses it, by the method's own Compression objects wrapping gzip and
-//   brotli (guardedRouter registers each method with its own).
+// - Binary (gRPC, gRPC-web incl. text mode, Connect proto): connect has no hook before
+//   fromBinary, so the adapter (rpc-adapter.ts) reads each message off the request body before
+//   the router does, decompressed when it is compressed, and scans and decodes it there
+//   (request-scan.ts, with binaryMessageRefusal below). The method's own Compression objects
+//   (guardedRouter registers each method with its own) scan whatever connect still decompresses
+//   itself, as a backstop.
 //
-// Anything the scans do not understand (a malformed envelope, a body over readMaxBytes, an
-// unknown encoding) is handed on untouched, for the router to answer as before.
+// A binary message the scan lets through is then decoded once as the router will decode it: one
+// that does not decode is INVALID_ARGUMENT in the gateway's words (decode-errors.ts), where
+// connect would answer INTERNAL with the decoder's text.
 import { fromJson, type DescMessage, type DescMethod, type JsonReadOptions, type JsonValue } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
-import type { Compression, UniversalServerRequest } from '@connectrpc/connect/protocol';
+import type { Compression } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
-import { withoutValue } from './decode-errors.ts';
+import { binaryDecodeRefusal, withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
@@ -34,9 +33,17 @@ export function jsonBodyRefusal(text: string): ConnectError | undefined {
 }
 
 /** INVALID_ARGUMENT for a binary message of type `input` with too many fields (protobuf-fields.ts); undefined when it may be decoded. */
-export function binaryMessageRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
+function fieldsRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
   const reason = protobufFieldsRefusal(input, bytes);
   return reason === undefined ? undefined : new ConnectError(`request message: ${reason}`, Code.InvalidArgument);
+}
+
+/**
+ * INVALID_ARGUMENT for a binary message of type `input` with too many fields, or one that does
+ * not decode (decode-errors.ts); undefined when the router may decode it.
+ */
+export function binaryMessageRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
+  return fieldsRefusal(input, bytes) ?? binaryDecodeRefusal(input, bytes);
 }
 
 /** The decoder connect's JSON serialization turns message bytes into text with; the text is checked before it is parsed. */
@@ -88,7 +95,8 @@ function scanningCompression(compression: Compression, input: DescMessage): Comp
     compress: compression.compress,
     async decompress(bytes, readMaxBytes) {
       const out = await compression.decompress(bytes, readMaxBytes);
-      const refusal = binaryMessageRefusal(input, out);
+      // Only the field count: these bytes may be JSON (the adapter decompresses what it knows itself).
+      const refusal = fieldsRefusal(input, out);
       if (refusal) throw refusal;
       return out;
     },
@@ -138,123 +146,4 @@ export function guardedRouter(
     },
   };
   return router;
-}
-
-const COMPRESSED_FLAG = 0b00000001;
-/** Bodies of enveloped binary messages: gRPC, gRPC-web (text mode is binary by then), Connect streaming. */
-const ENVELOPED_BINARY = /^application\/(?:grpc(?:-web)?(?:\+proto)?|connect\+proto)$/i;
-/** A Connect unary binary body (as connect's contentTypeUnaryRegExp). */
-const UNARY_BINARY = /^application\/proto$/i;
-
-/** The first `n` bytes of `chunks` (which hold at least n), removed from them. */
-function take(chunks: Uint8Array[], n: number): Uint8Array {
-  const first = chunks[0]!;
-  if (first.byteLength >= n) {
-    if (first.byteLength === n) chunks.shift();
-    else chunks[0] = first.subarray(n);
-    return first.subarray(0, n);
-  }
-  const out = new Uint8Array(n);
-  let filled = 0;
-  while (filled < n) {
-    const chunk = chunks[0]!;
-    const part = Math.min(chunk.byteLength, n - filled);
-    out.set(chunk.subarray(0, part), filled);
-    filled += part;
-    if (part === chunk.byteLength) chunks.shift();
-    else chunks[0] = chunk.subarray(part);
-  }
-  return out;
-}
-
-/** Byte `i` of `chunks` (which hold more than i bytes). */
-function byteAt(chunks: Uint8Array[], i: number): number {
-  for (const chunk of chunks) {
-    if (i < chunk.byteLength) return chunk[i]!;
-    i -= chunk.byteLength;
-  }
-  return 0;
-}
-
-/**
- * The body, each enveloped message held until it is complete, scanned when it is not
- * compressed, then passed on whole. A prefix announcing more than readMaxBytes, and whatever
- * follows, passes as it comes (the router refuses it), as does an incomplete last envelope.
- */
-async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number): AsyncIterable<Uint8Array> {
-  const pending: Uint8Array[] = [];
-  let buffered = 0;
-  let passOn = false;
-  for await (const chunk of body) {
-    if (passOn) {
-      yield chunk;
-      continue;
-    }
-    pending.push(chunk);
-    buffered += chunk.byteLength;
-    while (buffered >= 5) {
-      const length = byteAt(pending, 1) * 2 ** 24 + ((byteAt(pending, 2) << 16) | (byteAt(pending, 3) << 8) | byteAt(pending, 4));
-      if (length > readMaxBytes) {
-        passOn = true;
-        break;
-      }
-      if (buffered < 5 + length) break;
-      const envelope = take(pending, 5 + length);
-      buffered -= 5 + length;
-      if ((envelope[0]! & COMPRESSED_FLAG) === 0) {
-        const refusal = binaryMessageRefusal(input, envelope.subarray(5));
-        if (refusal) throw refusal;
-      }
-      yield envelope;
-    }
-    if (passOn) {
-      yield* pending.splice(0);
-      buffered = 0;
-    }
-  }
-  yield* pending;
-}
-
-/** The body of a Connect unary call, held until complete, scanned, and passed on whole; over readMaxBytes it passes as it comes (the router refuses it). */
-async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, input: DescMessage, readMaxBytes: number): AsyncIterable<Uint8Array> {
-  const pending: Uint8Array[] = [];
-  let size = 0;
-  let passOn = false;
-  for await (const chunk of body) {
-    if (passOn) {
-      yield chunk;
-      continue;
-    }
-    pending.push(chunk);
-    size += chunk.byteLength;
-    if (size > readMaxBytes) {
-      passOn = true;
-      yield* pending.splice(0);
-    }
-  }
-  if (passOn || size === 0) return;
-  const bytes = pending.length === 1 ? pending[0]! : take(pending, size);
-  const refusal = binaryMessageRefusal(input, bytes);
-  if (refusal) throw refusal;
-  if (bytes.byteLength > 0) yield bytes;
-}
-
-/**
- * The request with its body scanned as binary messages of type `input` on their way to the
- * router, for the binary content types; other requests (JSON, GET, unknown content types,
- * a compressed Connect unary body) as they are.
- */
-export function scanBinaryRequest(req: UniversalServerRequest, input: DescMessage, readMaxBytes: number): UniversalServerRequest {
-  const body = req.body;
-  if (typeof body !== 'object' || body === null || !(Symbol.asyncIterator in body)) return req;
-  const stream = body as AsyncIterable<Uint8Array>;
-  const contentType = req.header.get('content-type') ?? '';
-  if (ENVELOPED_BINARY.test(contentType)) return { ...req, body: scanEnvelopes(stream, input, readMaxBytes) };
-  if (req.method === 'POST' && UNARY_BINARY.test(contentType)) {
-    const encoding = req.header.get('content-encoding');
-    // Compressed: scanned once decompressed (scanningCompression).
-    if (encoding !== null && encoding !== 'identity') return req;
-    return { ...req, body: scanUnaryBody(stream, input, readMaxBytes) };
-  }
-  return req;
 }

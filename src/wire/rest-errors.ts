@@ -68,10 +68,20 @@ export function methodNotAllowed(): ConnectError {
   return error;
 }
 
+/**
+ * A request body in a Content-Encoding the REST face does not decode (rest-encoding.ts): HTTP
+ * 415 with the body of UNIMPLEMENTED, and Accept-Encoding listing `accepted` (RFC 9110 15.5.16).
+ */
+export function unsupportedContentEncoding(accepted: string): ConnectError {
+  const error = new ConnectError(`request body: this Content-Encoding is not supported: send ${accepted} or identity`, Code.Unimplemented, { 'accept-encoding': accepted });
+  ownStatus.set(error, 415);
+  return error;
+}
+
 /** grpc-gateway's routing error for a path no rule matches: 404, NOT_FOUND "Not Found". */
 export const routeNotFound = (): ConnectError => new ConnectError('Not Found', Code.NotFound);
 
-/** The HTTP status of an error: grpc-gateway's per code, 413 for bodyTooLarge, 405 for methodNotAllowed. */
+/** The HTTP status of an error: grpc-gateway's per code, 413 for bodyTooLarge, 405 for methodNotAllowed, 415 for unsupportedContentEncoding. */
 export const restStatusOf = (error: ConnectError): number =>
   tooLarge.has(error) ? 413 : (ownStatus.get(error) ?? HTTP_STATUS_OF_CODE[error.code] ?? 500);
 

@@ -1,7 +1,7 @@
 // REST/JSON for the wire services as grpc-gateway serves it (ZITADEL's /auth/v1, /management/v1
 // and /v2 paths), from the google.api.http options kept in the @zitadel/proto descriptors, read
-// at start (rest-rules.ts). Request: the JSON body, path variables and query string as the input
-// message (rest-request.ts). Response: proto3 JSON of the output. Errors as grpc-gateway writes
+// at start (rest-rules.ts). Request: the JSON body (decompressed from its Content-Encoding:
+// rest-encoding.ts), path variables and query string as the input message (rest-request.ts). Response: proto3 JSON of the output. Errors as grpc-gateway writes
 // them (rest-errors.ts). The services' implementations are the same connect ServiceImpl objects
 // the gRPC / gRPC-web / Connect adapter serves.
 // Protobuf descriptors: @zitadel/proto (MIT), generated from ZITADEL's .proto files (Apache-2.0).
@@ -18,12 +18,14 @@ import {
   type UnaryResponse,
 } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
+import { bodyNeedsToken, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { BadRequestSchema } from './bad-request.ts';
 import { requestStateKey } from './context.ts';
 import { codeName, toConnectError } from './errors.ts';
-import { methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';
+import { contentCoding, decodeBody } from './rest-encoding.ts';
+import { bodyTooLarge, methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';
 import { jsonOfBody, readBody, requestMessage, type JsonObject } from './rest-request.ts';
 import { routeTable, type RestService } from './rest-rules.ts';
 
@@ -93,6 +95,20 @@ export function createRestHandler(services: RestService[], options: RestOptions)
   const table = routeTable(services);
   const interceptors = options.interceptors ?? [];
 
+  /**
+   * The body as sent, or decompressed from its Content-Encoding (rest-encoding.ts) up to the
+   * caller's cap: the body cap, UNAUTHENTICATED_BODY_BYTES without a valid token (as the edge caps a plain body).
+   */
+  async function decoded(req: NodeRequest, bytes: Buffer, state: RequestState | undefined): Promise<Buffer> {
+    const coding = contentCoding(req.headers['content-encoding']);
+    if (coding === null) return bytes;
+    const unauthenticated = state?.authChecked === true && !state.caller;
+    const cap = unauthenticated ? Math.min(UNAUTHENTICATED_BODY_BYTES, options.readMaxBytes) : options.readMaxBytes;
+    return decodeBody(bytes, coding, cap, () =>
+      unauthenticated ? toConnectError(bodyNeedsToken(state!), options.logger ?? silent, { method: 'edge' }) : bodyTooLarge(cap),
+    );
+  }
+
   async function serve(req: NodeRequest, res: NodeResponse, state: RequestState | undefined): Promise<void> {
     // The raw path, as the edge's WireRoute matched it (%-escapes are decoded per variable), and the query string.
     const target = req.url ?? '/';
@@ -132,7 +148,7 @@ export function createRestHandler(services: RestService[], options: RestOptions)
               ? body.error
               : toConnectError(body.error, options.logger ?? silent, { method: method.name, requestId: state?.requestId });
           }
-          json = jsonOfBody(route, body.bytes);
+          json = jsonOfBody(route, await decoded(req, body.bytes, state));
         } else {
           req.resume();
         }

@@ -4,19 +4,28 @@
 // meter before the router reads it, so it counts in the body budgets as it arrives. gRPC-web
 // text (application/grpc-web-text), which connect does not serve, is rewritten into binary
 // gRPC-web before the router and its answer back into text after (grpc-web-text.ts). A request
-// message that would decode into far more objects than any legal one holds is refused before
-// it is decoded (request-limits.ts): JSON by the router's text decoder, binary by a scan of
-// the body on its way to the router and of what the method's Compression objects decompress.
+// message that would decode into far more objects than any legal one holds, or that does not
+// decode, is refused before the router decodes it (request-limits.ts): JSON by the router's
+// text decoder, binary by a scan of the body on its way to the router (request-scan.ts), which
+// also decompresses compressed messages within the caller's cap.
+// A gRPC or gRPC-web request in a grpc-encoding the router cannot decompress is answered here,
+// UNIMPLEMENTED with grpc-accept-encoding in the answer's headers (connect puts the list in the
+// trailers only, where gRPC's compression.md has a server send it as a header).
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import type { ServerResponse } from 'node:http';
 import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
+import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
-import { toConnectError } from './errors.ts';
+import { ACCEPTED_MESSAGE_ENCODINGS, unknownMessageEncoding } from './decode-errors.ts';
+import { codeName, toConnectError } from './errors.ts';
 import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
-import type { NodeHandler } from './index.ts';
-import { guardedRouter, scanBinaryRequest } from './request-limits.ts';
+import type { NodeHandler, NodeRequest } from './index.ts';
+import { rpcProtocolOf } from './paths.ts';
+import { writeRpcError } from './refusal.ts';
+import { guardedRouter } from './request-limits.ts';
+import { scanRequest, type ScanOptions } from './request-scan.ts';
 
 export interface RpcAdapterOptions extends ConnectRouterOptions {
   routes(router: ConnectRouter): void;
@@ -33,18 +42,40 @@ async function* metered(body: AsyncIterable<Uint8Array>, meter: NonNullable<Requ
   }
 }
 
+/** True for a gRPC or gRPC-web request (binary or text) whose grpc-encoding is not one the router decompresses. */
+function unknownGrpcEncoding(req: NodeRequest): boolean {
+  if (rpcProtocolOf(req.headers['content-type']) === 'connect') return false;
+  const encoding = req.headers['grpc-encoding'];
+  if (encoding === undefined || encoding === 'identity') return false;
+  return !(ACCEPTED_MESSAGE_ENCODINGS as readonly string[]).includes(String(encoding));
+}
+
 export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   const { routes, contextValues, logger, ...routerOptions } = options;
   // connect's default when none is given.
   const readMaxBytes = routerOptions.readMaxBytes ?? 0xffffffff;
-  const router = guardedRouter(createConnectRouter, { acceptCompression: [compressionGzip, compressionBrotli], ...routerOptions });
+  const compressions = [compressionGzip, compressionBrotli];
+  const router = guardedRouter(createConnectRouter, { acceptCompression: compressions, ...routerOptions });
   routes(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  /** Decompressed messages count against the caller's cap, as the edge caps the bytes sent (64 KiB without a valid token). */
+  const scanOptions = (state: RequestState | undefined): ScanOptions => {
+    if (!state?.authChecked) return { readMaxBytes, compressions };
+    const bytes = state.caller ? readMaxBytes : Math.min(UNAUTHENTICATED_BODY_BYTES, readMaxBytes);
+    const refusal = () => toConnectError(state.caller ? bodyTooLarge(bytes) : bodyNeedsToken(state), logger, { method: 'edge' });
+    return { readMaxBytes, compressions, cap: { bytes, refusal } };
+  };
   return (req, res, state) => {
     const handler = handlers.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
       (res as ServerResponse).writeHead(404);
       res.end();
+      return;
+    }
+    if (unknownGrpcEncoding(req)) {
+      const error = unknownMessageEncoding();
+      state?.errorCodes.push(codeName(error));
+      writeRpcError(req, res, error, { 'grpc-accept-encoding': ACCEPTED_MESSAGE_ENCODINGS.join(',') });
       return;
     }
     let uReq: UniversalServerRequest = universalRequestFromNodeRequest(req as never, res as never, undefined, contextValues(state));
@@ -54,7 +85,7 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     // Metered above as it arrives (the text), decoded here for the router.
     const text = isGrpcWebText(uReq.header.get('content-type'));
     if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
-    uReq = scanBinaryRequest(uReq, handler.method.input, readMaxBytes);
+    uReq = scanRequest(uReq, handler.method.input, scanOptions(state));
     handler(uReq)
       .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
       .catch((reason: unknown) => {

@@ -4,7 +4,7 @@ import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { GenderSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import { AddHumanUserRequestSchema, UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import { visibleMany } from '../commands/entities.ts';
+import { readUser } from '../commands/reads.ts';
 import * as u2f from '../commands/u2f.ts';
 import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
@@ -125,8 +125,8 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
     })),
 
     getUserByID: unary(wire, 'GetUserByID', async (ctx, req) => {
-      // v2 reads a user wherever the caller may see it (the org header, when sent, narrows it).
-      const user = (await visibleMany<User>(ctx, 'user', [req.userId])).get(req.userId);
+      // v2 reads a user wherever the caller may read it (the org header, when sent, narrows it), with the refusals of management's.
+      const user = await readUser(ctx, req.userId, 'anywhere');
       if (!user) throw notFound('User');
       return userV2(user);
     }),
