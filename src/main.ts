@@ -1,5 +1,6 @@
 // `npm start`: open the stores, make sure an administrator exists, serve.
 // A start that fails says why in one line on stderr (src/start-errors.ts) and exits 1.
+import { writeAdminTokenFile } from './auth/admin-token-file.ts';
 import { createLocalTokenSigner } from './auth/tokens.ts';
 import { bootstrap } from './commands/bootstrap.ts';
 import { loadConfig, type Config } from './config.ts';
@@ -32,8 +33,13 @@ async function start(config: Config) {
     `Instance administrator: user id ${admin.adminUserId} (default organization ${admin.defaultOrgId})${admin.created ? ', created now' : ''}`,
   ];
   if (!config.jwksUrl) {
+    // Written to a file on every start; shown only to a person at a terminal, and never with
+    // NODE_ENV=production: stdout that is not a terminal is a log, and logs get shipped.
     const token = await createLocalTokenSigner(config).sign(admin.adminUserId);
-    lines.push(`Administrator token (send as "Authorization: Bearer <token>"):`, token);
+    const file = await writeAdminTokenFile(config.dataDir, token);
+    const about = `Administrator token (send as "Authorization: Bearer <token>"; valid 24 h)`;
+    if (!config.production && process.stdout.isTTY) lines.push(`${about}, also in ${file}:`, token);
+    else lines.push(`${about}: written to ${file}`);
   }
   process.stdout.write(lines.join('\n') + '\n');
   handleSignals(config, gateway);
