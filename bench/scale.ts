@@ -6,7 +6,7 @@
 // does; the bulk loader writes none) and two restarts. A start is timed from the spawn to the
 // first 200 from GET /ready (polled every 10 ms on a port chosen before the spawn); RSS is
 // read from /proc when it first answers and after 20 `me` requests, one at a time, with the
-// administrator token main.ts prints.
+// administrator token main.ts writes to DATA_DIR/admin-token (and names on stdout).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
@@ -93,14 +93,16 @@ export async function start(root: string, launch: Launch, dataDir: string, kind:
       else await sleep(10);
     }
     const rssAtAnswerMb = rssMb(proc.pid!);
-    // main.ts prints "Identity gateway listening on <url>" and, after "Administrator token ...:", the token.
-    while (!/Administrator token.*\n(\S+)\n/.test(stdout)) {
-      if (gone() || performance.now() - t0 > 70_000) throw failed('printed no administrator token');
+    // main.ts prints "Identity gateway listening on <url>" and, with NODE_ENV=production, the file that
+    // holds the administrator token: "Administrator token (…): written to <DATA_DIR>/admin-token".
+    const tokenFile = /^Administrator token .*: written to (.+)$/m;
+    while (!tokenFile.test(stdout)) {
+      if (gone() || performance.now() - t0 > 70_000) throw failed('named no administrator token file');
       await sleep(10);
     }
     const url = /listening on (\S+)/.exec(stdout)![1]!;
     if (!url.startsWith(origin)) throw new Error(`the gateway listens on ${url}, not on ${origin}`);
-    const target = { url, adminToken: /Administrator token.*\n(\S+)\n/.exec(stdout)![1]! };
+    const target = { url, adminToken: readFileSync(tokenFile.exec(stdout)![1]!, 'utf8').trim() };
     let failures = 0;
     let sample: string | undefined;
     for (let i = 0; i < ME_REQUESTS; i++) {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
+import { redactUrl } from './start-errors.ts';
 
 export interface PasswordPolicy {
   minLength: number;
@@ -18,7 +19,7 @@ export interface Config {
   port: number;
   /** TLS_CERT_FILE and TLS_KEY_FILE, read at start: the port then serves HTTP/1.1 and HTTP/2 over TLS only. */
   tls: { cert: Buffer; key: Buffer } | null;
-  /** Quick start: embedded stores, local signing key, admin token printed. */
+  /** Quick start: embedded stores, local signing key, the admin token (admin-token). */
   dataDir: string;
   /** Embedded store: what the snapshots it keeps in memory may weigh (their states' JSON), in MB. */
   snapshotCacheMb: number;
@@ -26,6 +27,8 @@ export interface Config {
   mongodbDb: string;
   /** How long a MongoDB read may wait for its answer before UNAVAILABLE; 0: no bound (src/store/mongo.ts readTimeoutMS). */
   mongodbReadTimeoutMs: number;
+  /** How long the start waits for MongoDB to answer (MONGODB_START_TIMEOUT_MS) before it gives up and exits; 0: one attempt. */
+  mongodbStartTimeoutMs: number;
   /** Between passes of the MongoDB store's repair loop (src/store/mongo.ts); 0: off. */
   storeRepairIntervalMs: number;
   /**
@@ -162,9 +165,10 @@ export function loadConfig(env: Env = process.env): Config {
     tls: tlsFiles(env),
     dataDir: path.resolve(env.DATA_DIR || 'data'),
     snapshotCacheMb: wholeNumber('SNAPSHOT_CACHE_MB', env.SNAPSHOT_CACHE_MB, 32),
-    mongodbUrl: env.MONGODB_URL || undefined,
+    mongodbUrl: mongodbUrl(env.MONGODB_URL),
     mongodbDb: env.MONGODB_DB ?? 'identity',
     mongodbReadTimeoutMs: ms('MONGODB_READ_TIMEOUT_MS', env.MONGODB_READ_TIMEOUT_MS, 10_000),
+    mongodbStartTimeoutMs: ms('MONGODB_START_TIMEOUT_MS', env.MONGODB_START_TIMEOUT_MS, 30_000),
     storeRepairIntervalMs: ms('STORE_REPAIR_INTERVAL_MS', env.STORE_REPAIR_INTERVAL_MS, 1000),
     redis: redisConnection(env),
     jwksUrl: env.JWKS_URL || undefined,
@@ -265,6 +269,15 @@ function tlsFiles(env: Env): Config['tls'] {
     throw new Error(`TLS_CERT_FILE ${certFile} and TLS_KEY_FILE ${keyFile}: not a PEM certificate and its private key (${(err as Error).message})`);
   }
   return tls;
+}
+
+/** A MongoDB connection string by its scheme (the driver parses the rest when it connects; src/start-errors.ts names it then). */
+function mongodbUrl(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  if (!/^mongodb(\+srv)?:\/\//i.test(v.trim())) {
+    throw new Error(`MONGODB_URL: "${redactUrl(v)}" is not a MongoDB connection string (mongodb://host:port/… or mongodb+srv://host/…)`);
+  }
+  return v.trim();
 }
 
 /**

@@ -168,6 +168,15 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
       });
     client = cluster;
   }
-  client.on('error', () => {}); // surfaced per call; the default handler only logs
+  // Surfaced per call; the default handler only logs. The last one is kept for a failed connect,
+  // whose own error ("Connection is closed.") does not say why (refused, unknown host, timeout).
+  let lastError: Error | undefined;
+  client.on('error', (err: Error) => (lastError = err));
+  const connect = client.connect.bind(client);
+  client.connect = (() =>
+    connect().catch((err: unknown) => {
+      const why = lastError && lastError !== err && lastError.message !== (err as Error)?.message ? lastError.message : undefined;
+      throw why ? new Error(`${(err as Error)?.message ?? err} (${why})`, { cause: err }) : err;
+    })) as typeof client.connect;
   return client as unknown as RedisClient & T;
 }

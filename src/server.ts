@@ -17,7 +17,7 @@ import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createPasswordHasher } from './model/passwords.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
-import { graphiqlOption, introspectionSwitch, renderGraphiQL } from './graphiql.ts';
+import { introspectionSwitch, useGraphiQLPage } from './graphiql.ts';
 import { buildSchema } from './schema/index.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 import { asAppError } from './errors.ts';
@@ -90,8 +90,8 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     schema: buildSchema(config),
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: graphiqlOption(config, deps),
-    renderGraphiQL,
+    // Served by useGraphiQLPage (below): compressed, cached, and the quick start's token only where it belongs.
+    graphiql: false,
     logging: false,
     ...http.yogaOptions,
     maskedErrors: {
@@ -120,7 +120,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const cmd = requestContext(deps, request.headers, { callerId: state.caller, authError: state.authError });
       return { cmd, requestId: state.requestId };
     },
-    plugins: [errorClassification(logger), usePartialMutationStatus(), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) })],
+    plugins: [useGraphiQLPage(config, deps), errorClassification(logger), usePartialMutationStatus(), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) })],
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.

@@ -5,6 +5,7 @@ import { createMemoryCodeStore } from './codes/memory.ts';
 import type { CodeStore } from './codes/port.ts';
 import { createRedisCodeStore } from './codes/redis.ts';
 import { describeRedis } from './redis.ts';
+import { redisUnreachable } from './start-errors.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './notify/rate-limit.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
@@ -50,8 +51,21 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
       })
     : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger, cacheBytes: config.snapshotCacheMb * 1024 * 1024 });
-  let codeStore: CodeStore = config.redis ? await createRedisCodeStore({ url: config.redis }) : createMemoryCodeStore();
-  let rateLimiter: RateLimiter = config.redis ? await createRedisRateLimiter({ url: config.redis }) : createMemoryRateLimiter();
+  // One connection attempt each (src/redis.ts: 1.5 s connect timeout); failed, the start stops naming the Redis variable.
+  const redis = config.redis;
+  const opened: { close(): Promise<void> }[] = [store];
+  const reach = async <T extends { close(): Promise<void> }>(open: () => Promise<T>): Promise<T> => {
+    try {
+      const client = await open();
+      opened.push(client);
+      return client;
+    } catch (err) {
+      await Promise.allSettled(opened.map((c) => c.close()));
+      throw redis ? redisUnreachable(redis, err) : err;
+    }
+  };
+  let codeStore: CodeStore = redis ? await reach(() => createRedisCodeStore({ url: redis })) : createMemoryCodeStore();
+  let rateLimiter: RateLimiter = redis ? await reach(() => createRedisRateLimiter({ url: redis })) : createMemoryRateLimiter();
   if (instrument) {
     store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
     if (config.redis) {

@@ -32,11 +32,11 @@ describe('the production bundle, as start:prod runs it', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines = createInterface({ input: child.stdout! });
+    // NODE_ENV=production prints no token: it names the file (0600, in the data folder) that holds it.
     token = await new Promise<string>((resolve, reject) => {
-      let next = false;
       lines.on('line', (line) => {
-        if (next) resolve(line.trim());
-        next = line.startsWith('Administrator token');
+        const file = /^Administrator token .*: written to (.+)$/.exec(line);
+        if (file) resolve(readFileSync(file[1]!, 'utf8').trim());
       });
       child!.once('exit', (code) => reject(new Error(`the bundle exited with ${code}`)));
     });

@@ -13,6 +13,7 @@ const NUMBERS: { name: string; get: (c: Config) => unknown; outOfRange: string[]
   { name: 'SNAPSHOT_CACHE_MB', get: (c) => c.snapshotCacheMb, outOfRange: [], edges: [['0', 0], ['256', 256]] },
   { name: 'STORE_REPAIR_INTERVAL_MS', get: (c) => c.storeRepairIntervalMs, outOfRange: ['2147483648'], edges: [['0', 0], ['2147483647', 2147483647]] },
   { name: 'MONGODB_READ_TIMEOUT_MS', get: (c) => c.mongodbReadTimeoutMs, outOfRange: ['2147483648'], edges: [['0', 0], ['1500', 1500]] },
+  { name: 'MONGODB_START_TIMEOUT_MS', get: (c) => c.mongodbStartTimeoutMs, outOfRange: ['2147483648'], edges: [['0', 0], ['2000', 2000]] },
   { name: 'CODE_TTL_SECONDS', get: (c) => c.codeTtlSeconds, outOfRange: ['0'], edges: [['1', 1], ['86400', 86400]] },
   { name: 'CODE_MAX_ATTEMPTS', get: (c) => c.codeMaxAttempts, outOfRange: ['0'], edges: [['1', 1], ['1000000', 1000000]] },
   { name: 'PASSWORD_MIN_LENGTH', get: (c) => c.passwordPolicy.minLength, outOfRange: ['0', '73'], edges: [['1', 1], ['72', 72], ['012', 12]] },
@@ -83,6 +84,7 @@ describe('numeric settings', () => {
         ['SNAPSHOT_CACHE_MB', 32],
         ['STORE_REPAIR_INTERVAL_MS', 1000],
         ['MONGODB_READ_TIMEOUT_MS', 10000],
+        ['MONGODB_START_TIMEOUT_MS', 30000],
         ['CODE_TTL_SECONDS', 3600],
         ['CODE_MAX_ATTEMPTS', 5],
         ['PASSWORD_MIN_LENGTH', 8],
@@ -153,6 +155,26 @@ describe('true/false settings', () => {
     for (const [v, want] of cases) expect(load(v === undefined ? {} : { TRUST_PROXY: v }).http.trustProxy, `TRUST_PROXY=${v}`).toBe(want);
     for (const bad of ['ture', '-1', '1.5', '2 proxies', 'all'])
       expect(() => load({ TRUST_PROXY: bad }), bad).toThrow(refusal('TRUST_PROXY', bad));
+  });
+});
+
+describe('MONGODB_URL', () => {
+  it('a MongoDB connection string by its scheme; anything else stops the start, its password masked', () => {
+    for (const url of ['mongodb://127.0.0.1:27017/', 'mongodb+srv://cluster0.example.net/?retryWrites=true', ' mongodb://a,b,c/?replicaSet=rs0 '])
+      expect(load({ MONGODB_URL: url }).mongodbUrl).toBe(url.trim());
+    expect(load({ MONGODB_URL: '' }).mongodbUrl).toBeUndefined();
+    expect(() => load({ MONGODB_URL: 'notaurl' })).toThrow('MONGODB_URL: "notaurl" is not a MongoDB connection string');
+    for (const bad of ['127.0.0.1:27017', 'http://127.0.0.1:27017', 'mongodb:/x', ' '])
+      expect(() => load({ MONGODB_URL: bad }), bad).toThrow(/^MONGODB_URL: /);
+    const refused = (() => {
+      try {
+        load({ MONGODB_URL: 'mongo://admin:hunter2@db.example:27017' });
+      } catch (err) {
+        return (err as Error).message;
+      }
+    })();
+    expect(refused).toContain('mongo://***@db.example:27017');
+    expect(refused).not.toContain('hunter2');
   });
 });
 

@@ -4,6 +4,7 @@
 import { UnavailableError } from '../errors.ts';
 import { closeRedis, failFastRedis, type RedisTarget } from '../redis.ts';
 import { mongoConcerns } from './mongo-shard-keys.ts';
+import type { Collection } from 'mongodb';
 
 export interface LeaseTaken {
   /** The fence of the previous holder: ids of this node id must have timestamps above it. */
@@ -109,20 +110,41 @@ interface LeaseDoc {
 
 export async function createMongoLeaseStore(options: { url: string; dbName: string; collection?: string }): Promise<NodeIdLeaseStore> {
   const { MongoClient, MongoServerError } = await import('mongodb');
-  // Majority-acknowledged like the store's writes: a lease rolled back by a failover could be handed out twice.
-  const client = new MongoClient(options.url, { serverSelectionTimeoutMS: 2000, maxPoolSize: 2, ...mongoConcerns });
-  const leases = client.db(options.dbName).collection<LeaseDoc>(options.collection ?? 'node_id_leases');
-  const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
-  const run = async <T>(op: () => Promise<T>): Promise<T> => {
+  // A client whose first connect failed never connects again (a MongoDB still starting when the
+  // gateway did would leave it without ids for good): until one has connected, each call makes a
+  // new one. Once connected, the driver itself reconnects after an outage.
+  let closed = false;
+  let client: InstanceType<typeof MongoClient> | undefined;
+  let connected: Promise<Collection<LeaseDoc>> | undefined;
+  const connect = async (): Promise<Collection<LeaseDoc>> => {
+    if (closed) throw new Error('node-id lease store is closed');
+    // Majority-acknowledged like the store's writes: a lease rolled back by a failover could be handed out twice.
+    const candidate = new MongoClient(options.url, { serverSelectionTimeoutMS: 2000, maxPoolSize: 2, ...mongoConcerns });
     try {
-      return await op();
+      await candidate.connect();
+    } catch (err) {
+      await candidate.close().catch(() => {});
+      throw err;
+    }
+    client = candidate;
+    return candidate.db(options.dbName).collection<LeaseDoc>(options.collection ?? 'node_id_leases');
+  };
+  const collection = () =>
+    (connected ??= connect().catch((err: unknown) => {
+      connected = undefined;
+      throw err;
+    }));
+  const isDuplicate = (err: unknown) => err instanceof MongoServerError && err.code === 11000;
+  const run = async <T>(op: (leases: Collection<LeaseDoc>) => Promise<T>): Promise<T> => {
+    try {
+      return await op(await collection());
     } catch (err) {
       if (isDuplicate(err)) throw err;
       throw new UnavailableError(`node-id lease store unavailable: ${(err as Error)?.message ?? err}`, { cause: err });
     }
   };
   const renew = (id: number, token: string, ttlMs: number, ceiling: number) =>
-    run(async () => {
+    run(async (leases) => {
       // expiresAt by this gateway's clock, as every holder's: the fence keeps ids apart even when clocks disagree.
       const doc = await leases.findOneAndUpdate(
         { _id: id, token },
@@ -137,7 +159,7 @@ export async function createMongoLeaseStore(options: { url: string; dbName: stri
       const wanted = Math.floor(now) + ttlMs;
       let before: LeaseDoc | null;
       try {
-        before = await run(() =>
+        before = await run((leases) =>
           leases.findOneAndUpdate(
             { _id: id, $or: [{ expiresAt: { $lte: new Date() } }, { token }] },
             { $set: { token, expiresAt: new Date(Date.now() + ttlMs) }, $max: { hi: wanted } },
@@ -156,10 +178,12 @@ export async function createMongoLeaseStore(options: { url: string; dbName: stri
     },
     renew,
     async release(id, token, highest) {
-      await run(() => leases.updateOne({ _id: id, token }, { $set: { hi: Math.floor(highest), expiresAt: new Date(0) }, $unset: { token: '' } }));
+      await run((leases) => leases.updateOne({ _id: id, token }, { $set: { hi: Math.floor(highest), expiresAt: new Date(0) }, $unset: { token: '' } }));
     },
     async close() {
-      await client.close().catch(() => {});
+      closed = true;
+      await connected?.catch(() => {});
+      await client?.close().catch(() => {});
     },
   };
 }

@@ -21,9 +21,10 @@ export function browserSuite(name: string, fn: () => void) {
   describe.skip(name, fn);
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more Chromium switches (e.g. --host-resolver-rules to point a DNS name at loopback). */
+export function launchChromium(extraArgs: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }

@@ -1,7 +1,7 @@
 // Real processes for the HTTP edge tests: the gateway as `node --import tsx src/main.ts`
 // (exactly what `npm start` and the Docker image run). Loopback only, free ports, temp folders.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,6 +22,8 @@ export interface ChildGateway {
   child: ChildProcess;
   /** Log lines (stderr), as they come. */
   logs: string[];
+  /** What it printed on stdout (the start banner), as it comes. */
+  stdout: string[];
   /** Resolves with the exit code (or the signal name) once the process is gone. */
   exited: Promise<number | string>;
   /** POST a GraphQL request. */
@@ -58,7 +60,6 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
   const started = new Promise<{ url: string; adminId: string; adminToken: string }>((resolve, reject) => {
     let url = '';
     let adminId = '';
-    let tokenNext = false;
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 90_000);
     exited.then((code) => {
       clearTimeout(timer);
@@ -70,11 +71,12 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       if (listening) url = listening[1]!;
       const admin = /user id (\d+)/.exec(line);
       if (admin) adminId = admin[1]!;
-      if (tokenNext) {
+      // stdout is not a terminal: the token is in the file this line names, never on stdout.
+      const tokenFile = /^Administrator token .*: written to (.+)$/.exec(line);
+      if (tokenFile) {
         clearTimeout(timer);
-        resolve({ url, adminId, adminToken: line.trim() });
+        resolve({ url, adminId, adminToken: readFileSync(tokenFile[1]!, 'utf8').trim() });
       }
-      tokenNext = line.startsWith('Administrator token');
     });
   });
   let info: { url: string; adminId: string; adminToken: string };
@@ -91,6 +93,7 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     dataDir,
     child,
     logs,
+    stdout: out,
     exited,
     async post(body, headers = {}) {
       const res = await fetch(info.url, {
