@@ -91,7 +91,14 @@ describe('HTTP/2 peers with a zero flow-control window', () => {
     let bytes = 0;
     stream.on('data', (d: Buffer) => (bytes += d.length));
     const answered = new Promise<void>((resolve) => stream.once('response', () => resolve()));
-    const closed = new Promise<{ rstCode: number; bytes: number }>((resolve) => stream.once('close', () => resolve({ rstCode: stream.rstCode ?? 0, bytes })));
+    // Within a generous cap: before the fix a stalled stream was never closed.
+    const closed = new Promise<{ rstCode: number | 'still open'; bytes: number }>((resolve) => {
+      const timer = setTimeout(() => resolve({ rstCode: 'still open', bytes }), 60_000);
+      stream.once('close', () => {
+        clearTimeout(timer);
+        resolve({ rstCode: stream.rstCode ?? 0, bytes });
+      });
+    });
     stream.end(body);
     return { stream, answered, closed };
   };
@@ -122,7 +129,7 @@ describe('HTTP/2 peers with a zero flow-control window', () => {
       const sessions: ClientHttp2Session[] = [];
       try {
         for (let wave = 1; wave <= WAVES; wave++) {
-          const closed: Promise<{ rstCode: number }>[] = [];
+          const closed: Promise<{ rstCode: number | 'still open' }>[] = [];
           for (let i = 0; i < SESSIONS; i++) {
             const session = zeroWindow(gw.base);
             sessions.push(session);
