@@ -166,18 +166,19 @@ describe('HTTP/2 peers with a zero flow-control window', () => {
       await gw?.stop();
     });
 
-    it('while one answer waits, a second one that would take the session past HTTP_MAX_UNSENT_BYTES_PER_CONNECTION is reset at once; another connection is served', async () => {
+    it('two answers at once on a session that reads nothing: the one that would take it past HTTP_MAX_UNSENT_BYTES_PER_CONNECTION is reset at once; another connection is served', async () => {
       const session = zeroWindow(gw.base);
       const reader = http2Connect(gw.base);
       reader.on('error', () => {});
       try {
-        const first = ask(session, body, gw.adminToken);
-        await first.answered;
-        // 13 MB waiting on the session; 13 MB more would pass 16 MiB.
-        const second = ask(session, body, gw.adminToken);
-        expect(await second.closed).toEqual({ rstCode: h2.NGHTTP2_CANCEL, bytes: 0 });
+        // Both streams open before either answer is queued: node's own cap on a session's memory
+        // (10 MB) refuses only streams opened after that, so both are taken and both answered.
+        const both = [ask(session, body, gw.adminToken), ask(session, body, gw.adminToken)];
+        const first = await Promise.race(both.map((a, i) => a.closed.then((c) => ({ ...c, i }))));
+        // 13 MB queued for one, 13 MB more would pass 16 MiB: that one is reset, the other waits on.
+        expect({ rstCode: first.rstCode, bytes: first.bytes }).toEqual({ rstCode: h2.NGHTTP2_CANCEL, bytes: 0 });
+        expect(both[1 - first.i]!.stream.closed).toBe(false);
         expect(await cuts(gw, 'unsent_cap')).toBe(1);
-        expect(first.stream.closed).toBe(false);
         // The cap is the connection's: a peer that reads, on its own connection, gets the whole answer.
         expect(await ask(reader, body, gw.adminToken).closed).toEqual({ rstCode: 0, bytes: answerBytes });
       } finally {
