@@ -17,6 +17,12 @@ export interface PasswordPolicy {
 export interface Config {
   host: string;
   port: number;
+  /**
+   * METRICS_PORT: GET /metrics on a port of its own (METRICS_HOST, default 127.0.0.1), for the
+   * cluster's scraper, and no longer on the main port; 0: any free one. Unset: /metrics stays on
+   * the main port, rate-limited per client address (http.metricsPerIpPerMinute).
+   */
+  metrics: { port?: number; host: string };
   /** TLS_CERT_FILE and TLS_KEY_FILE, read at start: the port then serves HTTP/1.1 and HTTP/2 over TLS only. */
   tls: { cert: Buffer; key: Buffer } | null;
   /** Quick start: embedded stores, local signing key, the admin token (admin-token). */
@@ -113,6 +119,23 @@ export interface HttpConfig {
   maxInflightBytesPerClient?: number;
   /** The same for the whole process; over it: 503. Default four times the body cap (a largest body takes ~8x its size in memory while handled), never less than the per-client budget. */
   maxInflightBytes?: number;
+  /** The whole request, headers and body, must arrive within this: HTTP/1.1 (408) and each HTTP/2 stream (RST_STREAM). */
+  requestTimeoutMs: number;
+  /** A connection (HTTP/1.1) or stream (HTTP/2) with answer bytes waiting, of which the peer takes none for this long, is cut. */
+  writeTimeoutMs: number;
+  /** Answer bytes one connection may hold unsent beyond the answer in hand: past it the connection (HTTP/1.1) or stream (HTTP/2) is cut. */
+  maxUnsentBytesPerConnection: number;
+  /** Open connections (TCP, any protocol); unset: the descriptor limit less a reserve (src/http/connections.ts). */
+  maxConnections?: number;
+  /** HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS. */
+  http2MaxConcurrentStreams: number;
+  /** An HTTP/2 session with no open stream for this long gets GOAWAY (one that sent only the preface too). */
+  http2IdleTimeoutMs: number;
+  /** Streams an address may reset (RST_STREAM before the answer) a minute, over all its connections; beyond, its sessions get GOAWAY and its connections are refused for http2ResetBlockMs. 0: no limit. */
+  http2ResetsPerClientPerMinute: number;
+  http2ResetBlockMs: number;
+  /** GET /metrics on the main port (without METRICS_PORT), a minute per client address; 0: no limit. */
+  metricsPerIpPerMinute: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -162,6 +185,10 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST || '127.0.0.1',
     // 0: any free port (the tests' gateways).
     port: wholeNumber('PORT', env.PORT, 4000, 0, 65535),
+    metrics: {
+      port: env.METRICS_PORT ? wholeNumber('METRICS_PORT', env.METRICS_PORT, 0, 0, 65535) : undefined,
+      host: env.METRICS_HOST || '127.0.0.1',
+    },
     tls: tlsFiles(env),
     dataDir: path.resolve(env.DATA_DIR || 'data'),
     snapshotCacheMb: wholeNumber('SNAPSHOT_CACHE_MB', env.SNAPSHOT_CACHE_MB, 32),
@@ -239,6 +266,16 @@ export function loadConfig(env: Env = process.env): Config {
       idempotencyTtlSeconds: wholeNumber('IDEMPOTENCY_TTL_SECONDS', env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600, 1),
       maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0, 1) : undefined,
       maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES', env.HTTP_MAX_INFLIGHT_BYTES, 0, 1) : undefined,
+      // Slow or silent peers (src/http/connections.ts, output-guard.ts, http2-sessions.ts).
+      requestTimeoutMs: ms('HTTP_REQUEST_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS, 60_000, 1),
+      writeTimeoutMs: ms('HTTP_WRITE_TIMEOUT_MS', env.HTTP_WRITE_TIMEOUT_MS, 30_000, 1),
+      maxUnsentBytesPerConnection: wholeNumber('HTTP_MAX_UNSENT_BYTES_PER_CONNECTION', env.HTTP_MAX_UNSENT_BYTES_PER_CONNECTION, 16 * 1024 * 1024, 1),
+      maxConnections: env.HTTP_MAX_CONNECTIONS ? wholeNumber('HTTP_MAX_CONNECTIONS', env.HTTP_MAX_CONNECTIONS, 0, 1) : undefined,
+      http2MaxConcurrentStreams: wholeNumber('HTTP2_MAX_CONCURRENT_STREAMS', env.HTTP2_MAX_CONCURRENT_STREAMS, 100, 1, 2 ** 31 - 1),
+      http2IdleTimeoutMs: ms('HTTP2_IDLE_TIMEOUT_MS', env.HTTP2_IDLE_TIMEOUT_MS, 60_000, 1),
+      http2ResetsPerClientPerMinute: wholeNumber('HTTP2_RESETS_PER_CLIENT_PER_MINUTE', env.HTTP2_RESETS_PER_CLIENT_PER_MINUTE, 600),
+      http2ResetBlockMs: ms('HTTP2_RESET_BLOCK_MS', env.HTTP2_RESET_BLOCK_MS, 60_000, 1),
+      metricsPerIpPerMinute: wholeNumber('METRICS_RATE_LIMIT_PER_IP_PER_MINUTE', env.METRICS_RATE_LIMIT_PER_IP_PER_MINUTE, 60),
     },
   };
 }

@@ -25,11 +25,12 @@ async function start(config: Config) {
   });
   opened = gateway;
   const admin = await bootstrapWhenReachable(config, gateway);
-  const { url } = await gateway.listen();
+  const { url, metricsUrl } = await gateway.listen();
 
   const lines = [
     `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
     `Storage: ${config.mongodbUrl ? 'MongoDB' : `embedded, in ${config.dataDir}`}; codes: ${config.redis ? (config.redis.kind === 'cluster' ? 'Redis Cluster' : 'Redis') : 'memory'}`,
+    ...(metricsUrl ? [`Metrics (Prometheus) on ${metricsUrl}`] : []),
     `Instance administrator: user id ${admin.adminUserId} (default organization ${admin.defaultOrgId})${admin.created ? ', created now' : ''}`,
   ];
   if (!config.jwksUrl) {

@@ -39,7 +39,8 @@ export interface Gateway {
   /** The node id of generated ids, and its lease. */
   nodeIds: NodeIds;
   metrics: GatewayMetrics;
-  listen(): Promise<{ server: Server; url: string }>;
+  /** metricsUrl: GET /metrics on its own port (METRICS_PORT), when set. */
+  listen(): Promise<{ server: Server; url: string; metricsUrl?: string }>;
   /**
    * Graceful stop: refuse new connections, let in-flight requests finish (up to
    * SHUTDOWN_TIMEOUT_MS), stop the delivery worker, close the stores. True when

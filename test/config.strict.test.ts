@@ -36,6 +36,16 @@ const NUMBERS: { name: string; get: (c: Config) => unknown; outOfRange: string[]
   { name: 'IDEMPOTENCY_TTL_SECONDS', get: (c) => c.http.idempotencyTtlSeconds, outOfRange: ['0'], edges: [['1', 1]] },
   { name: 'HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', get: (c) => c.http.maxInflightBytesPerClient, outOfRange: ['0'], edges: [['1', 1]] },
   { name: 'HTTP_MAX_INFLIGHT_BYTES', get: (c) => c.http.maxInflightBytes, outOfRange: ['0'], edges: [['1', 1], ['40000000', 40000000]] },
+  { name: 'METRICS_PORT', get: (c) => c.metrics.port, outOfRange: ['65536'], edges: [['0', 0], ['9464', 9464]] },
+  { name: 'HTTP_REQUEST_TIMEOUT_MS', get: (c) => c.http.requestTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['120000', 120000]] },
+  { name: 'HTTP_WRITE_TIMEOUT_MS', get: (c) => c.http.writeTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['2000', 2000]] },
+  { name: 'HTTP_MAX_UNSENT_BYTES_PER_CONNECTION', get: (c) => c.http.maxUnsentBytesPerConnection, outOfRange: ['0'], edges: [['1', 1], ['1048576', 1048576]] },
+  { name: 'HTTP_MAX_CONNECTIONS', get: (c) => c.http.maxConnections, outOfRange: ['0'], edges: [['1', 1], ['5000', 5000]] },
+  { name: 'HTTP2_MAX_CONCURRENT_STREAMS', get: (c) => c.http.http2MaxConcurrentStreams, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['128', 128]] },
+  { name: 'HTTP2_IDLE_TIMEOUT_MS', get: (c) => c.http.http2IdleTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['300000', 300000]] },
+  { name: 'HTTP2_RESETS_PER_CLIENT_PER_MINUTE', get: (c) => c.http.http2ResetsPerClientPerMinute, outOfRange: [], edges: [['0', 0], ['1', 1]] },
+  { name: 'HTTP2_RESET_BLOCK_MS', get: (c) => c.http.http2ResetBlockMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['600000', 600000]] },
+  { name: 'METRICS_RATE_LIMIT_PER_IP_PER_MINUTE', get: (c) => c.http.metricsPerIpPerMinute, outOfRange: [], edges: [['0', 0], ['5', 5]] },
 ];
 
 const BOOLEANS: { name: string; get: (c: Config) => boolean; base?: Record<string, string> }[] = [
@@ -106,6 +116,16 @@ describe('numeric settings', () => {
         ['IDEMPOTENCY_TTL_SECONDS', 86400],
         ['HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', undefined],
         ['HTTP_MAX_INFLIGHT_BYTES', undefined],
+        ['METRICS_PORT', undefined],
+        ['HTTP_REQUEST_TIMEOUT_MS', 60000],
+        ['HTTP_WRITE_TIMEOUT_MS', 30000],
+        ['HTTP_MAX_UNSENT_BYTES_PER_CONNECTION', 16777216],
+        ['HTTP_MAX_CONNECTIONS', undefined],
+        ['HTTP2_MAX_CONCURRENT_STREAMS', 100],
+        ['HTTP2_IDLE_TIMEOUT_MS', 60000],
+        ['HTTP2_RESETS_PER_CLIENT_PER_MINUTE', 600],
+        ['HTTP2_RESET_BLOCK_MS', 60000],
+        ['METRICS_RATE_LIMIT_PER_IP_PER_MINUTE', 60],
       ]);
     }
     expect(load({ SMTP_SECURE: 'true' }).smtp.port).toBe(465);
@@ -189,6 +209,14 @@ describe('LOG_LEVEL', () => {
     for (const bad of ['verbose', 'trace', 'fatal', 'warning', 'silent', 'inf', ' '])
       expect(() => load({ LOG_LEVEL: bad }), bad).toThrow(refusal('LOG_LEVEL', bad));
     expect(() => load({ LOG_LEVEL: 'verbose' })).toThrow('LOG_LEVEL: "verbose" is not a log level (debug, info, warn, error)');
+  });
+});
+
+describe('METRICS_HOST', () => {
+  it('127.0.0.1 unless set; empty counts as unset', () => {
+    expect(load({}).metrics.host).toBe('127.0.0.1');
+    expect(load({ METRICS_HOST: '' }).metrics.host).toBe('127.0.0.1');
+    expect(load({ METRICS_HOST: '0.0.0.0', METRICS_PORT: '9464' }).metrics).toEqual({ host: '0.0.0.0', port: 9464 });
   });
 });
 

@@ -45,6 +45,10 @@ export interface EdgeOptions {
   protocolOf?: (req: IncomingMessage, path: string) => string;
   /** CORS for the paths yoga does not serve (cors.ts applyCors): true when it answered a preflight. */
   cors?: (req: IncomingMessage, res: ServerResponse, path: string, state: RequestState) => boolean;
+  /** GET /metrics (metrics-port.ts metricsResponder); unset: 404 here (METRICS_PORT serves it). */
+  serveMetrics?: (res: ServerResponse) => Promise<void>;
+  /** GET /metrics per client address: seconds to wait when over the limit, else null. */
+  metricsLimit?: (ip: string) => number | null;
   /** Writes a refusal in the shape of the path's API; default: GraphQL's. */
   writeRefusal?: (req: IncomingMessage, res: ServerResponse, path: string, error: AppError, headers: Record<string, string>, state: RequestState) => void;
 }
@@ -82,7 +86,7 @@ function declaredBodyBytes(req: IncomingMessage): number {
 }
 
 export function createEdge(options: EdgeOptions): Edge {
-  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, writeRefusal = writeGraphQLRefusal } = options;
+  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, serveMetrics, metricsLimit, writeRefusal = writeGraphQLRefusal } = options;
   const open = new Set<ServerResponse>();
   let draining = false;
   let server: Server | undefined;
@@ -94,9 +98,13 @@ export function createEdge(options: EdgeOptions): Edge {
       const { ready, checks } = await readiness(readinessChecks, draining);
       return sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready', checks });
     }
-    const text = await metrics.render();
-    res.writeHead(200, { 'content-type': metrics.contentType, 'cache-control': 'no-store' });
-    res.end(text);
+    if (!serveMetrics) return sendJson(res, 404, { error: 'not found: GET /metrics is served on METRICS_PORT' });
+    const wait = metricsLimit?.(clientIp(req, trustProxy)) ?? null;
+    if (wait !== null) {
+      metrics.metricsRefused();
+      return sendJson(res, 429, { error: `too many requests for /metrics from this address; retry after ${wait} s` }, { 'retry-after': String(wait) });
+    }
+    return serveMetrics(res);
   }
 
   const budgetFull = (full: BudgetFull): Refusal => {

@@ -27,6 +27,11 @@ import { timed, type GatewayMetrics } from './metrics.ts';
 import { authenticate, createRateLimit } from './rate-limit.ts';
 import { stateOf, useRequestState, type EdgeContext, type RequestState } from './request-state.ts';
 import { createOnePortServer } from './one-port.ts';
+import { createAddressWindow } from './address-window.ts';
+import { connectionKey, createConnectionGuard, defaultMaxConnections } from './connections.ts';
+import { destroyedByServer, guardHttp2Sessions } from './http2-sessions.ts';
+import { listenMetrics, metricsResponder } from './metrics-port.ts';
+import { createOutputGuard } from './output-guard.ts';
 
 /** The wire API's node handler and the paths it serves (src/wire). */
 export interface WireRoute {
@@ -67,8 +72,11 @@ export interface HttpLayer {
   plugins: Plugin[];
   /** The request's state with its caller checked (for the GraphQL context). */
   authenticated(request: Request): Promise<RequestState>;
-  /** One port: HTTP/1.1 and h2c; the wire API's paths to `wire`, everything else to the edge (GraphQL, probes, metrics). */
-  listen(app: (req: any, res: any, context: any) => unknown, wire?: WireRoute): Promise<{ server: Server; url: string }>;
+  /**
+   * One port: HTTP/1.1 and h2c; the wire API's paths to `wire`, everything else to the edge (GraphQL, probes, metrics).
+   * With METRICS_PORT, GET /metrics on a port of its own: its URL as metricsUrl.
+   */
+  listen(app: (req: any, res: any, context: any) => unknown, wire?: WireRoute): Promise<{ server: Server; url: string; metricsUrl?: string }>;
   /** Drains the server (SHUTDOWN_TIMEOUT_MS) and closes the idempotency store; true when nothing was cut. */
   close(): Promise<boolean>;
   /** What GET /ready answers, as a boolean: every readiness check passes and no drain is under way. */
@@ -161,19 +169,78 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       const cors = (req: any, res: any, _path: string, state: RequestState) => (wire && onWire(state) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
       // The path is matched once per request, here; the others go by the protocol it gave.
       const protocolOf = (req: any, path: string) => (wire?.matches(path) ? wire.protocolOf(req, path) : 'graphql');
-      edge = createEdge({ app: dispatch, logger, metrics, trustProxy: config.http.trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, writeRefusal });
+      const limits = config.http;
+      const output = createOutputGuard({ writeTimeoutMs: limits.writeTimeoutMs, maxUnsentBytes: limits.maxUnsentBytesPerConnection, onCut: metrics.cut });
+      const serveMetrics = metricsResponder(metrics);
+      const metricsWindow = createAddressWindow({ windowMs: 60_000 });
+      const metricsLimit = (ip: string) =>
+        limits.metricsPerIpPerMinute > 0 && metricsWindow.hit(ip) > limits.metricsPerIpPerMinute ? Math.max(1, Math.ceil(metricsWindow.msLeft() / 1000)) : null;
+      const metricsElsewhere = config.metrics.port !== undefined;
+      edge = createEdge({
+        app: dispatch,
+        logger,
+        metrics,
+        trustProxy: config.http.trustProxy,
+        readinessChecks,
+        tokens,
+        maxBodyBytes,
+        budget,
+        rateLimit,
+        cors,
+        protocolOf,
+        writeRefusal,
+        ...(metricsElsewhere ? {} : { serveMetrics, metricsLimit }),
+      });
       const theEdge = edge;
-      server = createServer(edge.handler);
+      const connections = createConnectionGuard({
+        maxConnections: limits.maxConnections ?? defaultMaxConnections(),
+        onRefused: metrics.connectionRefused,
+        onEvicted: () => metrics.cut('evicted'),
+      });
+      metrics.watchConnections({ open: () => connections.open, unsentBytes: () => output.unsentBytes });
+      // Every answer under the output guard; HTTP/1.1 requests mark their connection busy (HTTP/2: http2-sessions.ts).
+      const http1Handler = (req: any, res: any) => {
+        output.watch(req, res);
+        const key = connectionKey(req.socket);
+        connections.busy(key);
+        res.once('close', () => connections.done(key));
+        theEdge.handler(req, res);
+      };
+      const http2Handler = (req: any, res: Http2ServerResponse) => {
+        // node hands over a stream a tick after its headers: one its peer has reset since (a
+        // "rapid reset") has nothing left to answer, and costs no token check nor rate-limit call.
+        if (res.stream.destroyed || res.stream.aborted) return;
+        output.watch(req, res as any);
+        const destroy = res.destroy.bind(res);
+        res.destroy = ((err?: Error) => (destroyedByServer(res.stream), destroy(err))) as typeof res.destroy;
+        theEdge.handler(req, forHttp2(res) as any);
+      };
+      // node's defaults: 300 s for a request, checked every 30 s; headers within 60 s.
+      server = createServer({
+        requestTimeout: limits.requestTimeoutMs,
+        headersTimeout: Math.min(60_000, limits.requestTimeoutMs),
+        connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(limits.requestTimeoutMs / 4))),
+      }, http1Handler);
       // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.
-      server.on('checkContinue', edge.handler);
-      const h2 = createHttp2Server({}, (req, res) => theEdge.handler(req as any, forHttp2(res) as any));
-      h2.on('checkContinue', (req, res) => theEdge.handler(req as any, forHttp2(res) as any));
+      server.on('checkContinue', http1Handler);
+      // node's default allows 2^32-1 concurrent streams per session.
+      const h2 = createHttp2Server({ settings: { maxConcurrentStreams: limits.http2MaxConcurrentStreams } }, http2Handler);
+      h2.on('checkContinue', http2Handler);
+      guardHttp2Sessions(h2, {
+        requestTimeoutMs: limits.requestTimeoutMs,
+        idleTimeoutMs: limits.http2IdleTimeoutMs,
+        resetsPerClientPerMinute: limits.http2ResetsPerClientPerMinute,
+        resetBlockMs: limits.http2ResetBlockMs,
+        connections,
+        logger,
+        onCut: metrics.cut,
+      });
       const sessions = new Set<Http2Session>();
       h2.on('session', (session: Http2Session) => {
         sessions.add(session);
         session.once('close', () => sessions.delete(session));
       });
-      const port = createOnePortServer(server, h2, config.tls);
+      const port = createOnePortServer(server, h2, config.tls, (socket) => connections.admit(socket));
       await new Promise<void>((resolve, reject) => {
         port.once('error', reject);
         port.listen(config.port, config.host, () => resolve());
@@ -182,6 +249,12 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       // The http server never listens itself: 'listening' starts its connection tracking, which
       // enforces headersTimeout / requestTimeout and lets the drain close idle and open connections.
       server.emit('listening');
+      const metricsPort = metricsElsewhere
+        ? await listenMetrics({ host: config.metrics.host, port: config.metrics.port!, respond: serveMetrics, requestTimeoutMs: limits.requestTimeoutMs, watch: (req, res) => output.watch(req, res) }).catch((err: unknown) => {
+            port.close();
+            throw err;
+          })
+        : undefined;
       stopListening = () => {
         const closed = new Promise<void>((resolve) => (port as NetServer).close(() => resolve()));
         // HTTP/2: GOAWAY; the streams in flight finish (the edge's drain waits for them).
@@ -190,10 +263,12 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
           closed,
           cut: () => {
             for (const session of sessions) session.destroy();
+            output.stop();
+            void metricsPort?.close();
           },
         };
       };
-      return { server, url: `${config.tls ? 'https' : 'http'}://${config.host}:${bound}/graphql` };
+      return { server, url: `${config.tls ? 'https' : 'http'}://${config.host}:${bound}/graphql`, ...(metricsPort && { metricsUrl: metricsPort.url }) };
     },
     async close() {
       let clean = true;

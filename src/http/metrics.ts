@@ -12,6 +12,10 @@
 //   gateway_http_requests_in_flight
 //   gateway_http_body_bytes_in_flight                                       request-body bytes reserved (body-budget.ts)
 //   gateway_http_body_refused_total{reason}                                 refused before or while the body was read: unauthenticated, too_large, client_budget, process_budget
+//   gateway_http_connections_open, gateway_http_connections_refused_total{reason}   reason: limit, blocked
+//   gateway_http_cut_total{reason}                                          connections and HTTP/2 streams cut: write_timeout, unsent_cap, request_timeout, idle_session, resets, evicted
+//   gateway_http_unsent_bytes                                               answer bytes queued for peers that have not taken them yet
+//   gateway_metrics_refused_total                                           /metrics on the main port over its per-address limit
 //   gateway_delivery_{queued,enqueue_failed,sent,retried,dead_lettered}_total   this process's delivery counters
 //   plus prom-client's process and Node.js metrics.
 //
@@ -46,6 +50,13 @@ export interface GatewayMetrics {
   watchBodyBytes(read: () => number): void;
   /** Exposes a delivery counters object (read at each scrape). */
   watchDelivery(delivery: DeliveryMetrics): void;
+  /** A connection closed as it came (connections.ts). */
+  connectionRefused(reason: 'limit' | 'blocked'): void;
+  /** A connection or HTTP/2 stream the gateway cut (output-guard.ts, http2-sessions.ts, connections.ts). */
+  cut(reason: 'write_timeout' | 'unsent_cap' | 'request_timeout' | 'idle_session' | 'resets' | 'evicted'): void;
+  /** Exposes the open connections and the unsent answer bytes (read at each scrape). */
+  watchConnections(read: { open: () => number; unsentBytes: () => number }): void;
+  metricsRefused(): void;
 }
 
 export function createMetrics(): GatewayMetrics {
@@ -127,6 +138,37 @@ export function createMetrics(): GatewayMetrics {
     },
   });
 
+  const connectionsRefused = new Counter({
+    name: 'gateway_http_connections_refused_total',
+    help: 'Connections closed as they came: over HTTP_MAX_CONNECTIONS with none idle to make room for them (limit), or from an address refused for its HTTP/2 resets (blocked).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const cuts = new Counter({
+    name: 'gateway_http_cut_total',
+    help: 'Connections and HTTP/2 streams the gateway cut: an answer its peer does not read (write_timeout, unsent_cap), a request that did not arrive in time (request_timeout), an idle HTTP/2 session (idle_session), an address resetting too many streams (resets), an idle connection closed to make room (evicted).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  let connections = { open: () => 0, unsentBytes: () => 0 };
+  new Gauge({
+    name: 'gateway_http_connections_open',
+    help: 'Open client connections on the main port.',
+    registers: [registry],
+    collect() {
+      this.set(connections.open());
+    },
+  });
+  new Gauge({
+    name: 'gateway_http_unsent_bytes',
+    help: 'Answer bytes queued for peers that have not taken them yet.',
+    registers: [registry],
+    collect() {
+      this.set(connections.unsentBytes());
+    },
+  });
+  const metricsRefused = new Counter({ name: 'gateway_metrics_refused_total', help: 'GET /metrics on the main port refused over its per-address limit (429).', registers: [registry] });
+
   const deliveries: DeliveryMetrics[] = [];
   const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
     new Counter({
@@ -166,6 +208,10 @@ export function createMetrics(): GatewayMetrics {
     bodyRefused: (reason) => bodyRefused.inc({ reason }),
     watchBodyBytes: (read) => void (bodyBytes = read),
     watchDelivery: (d) => void deliveries.push(d),
+    connectionRefused: (reason) => connectionsRefused.inc({ reason }),
+    cut: (reason) => cuts.inc({ reason }),
+    watchConnections: (read) => void (connections = read),
+    metricsRefused: () => metricsRefused.inc(),
   };
 }
 

@@ -20,9 +20,14 @@ export interface TlsMaterial {
   key: Buffer;
 }
 
-export function createOnePortServer(http1: HttpServer, http2: Http2Server, tls?: TlsMaterial | null): NetServer {
-  if (!tls) return createNetServer({ pauseOnConnect: false }, (socket) => sniff(socket, http1, http2));
-  const server = createTlsServer(
+/**
+ * The port's one listener. Every connection is offered to `admit` first, before a byte is read
+ * (connections.ts: the connection cap); the TLS server never listens itself, it is handed the
+ * admitted sockets.
+ */
+export function createOnePortServer(http1: HttpServer, http2: Http2Server, tls?: TlsMaterial | null, admit: (socket: Socket) => boolean = () => true): NetServer {
+  if (!tls) return createNetServer({ pauseOnConnect: false }, (socket) => admit(socket) && sniff(socket, http1, http2));
+  const tlsServer = createTlsServer(
     { cert: tls.cert, key: tls.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: SNIFF_TIMEOUT_MS },
     (socket: TLSSocket) => {
       if (socket.alpnProtocol === 'h2') http2.emit('connection', socket);
@@ -31,8 +36,8 @@ export function createOnePortServer(http1: HttpServer, http2: Http2Server, tls?:
     },
   );
   // A failed or timed-out handshake (a cleartext client among them): no answer, the socket goes.
-  server.on('tlsClientError', (_err, socket) => socket.destroy());
-  return server;
+  tlsServer.on('tlsClientError', (_err, socket) => socket.destroy());
+  return createNetServer({ pauseOnConnect: false }, (socket) => admit(socket) && tlsServer.emit('connection', socket));
 }
 
 function sniff(socket: Socket, http1: HttpServer, http2: Http2Server): void {

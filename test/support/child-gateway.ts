@@ -18,6 +18,8 @@ export interface ChildGateway {
   base: string;
   adminId: string;
   adminToken: string;
+  /** GET /metrics on its own port (METRICS_PORT), as the gateway printed it. */
+  metricsUrl?: string;
   dataDir: string;
   child: ChildProcess;
   /** Log lines (stderr), as they come. */
@@ -37,6 +39,8 @@ export interface SpawnOptions {
   /** Use this data folder (e.g. one holding the signing key another gateway made) instead of a new one. */
   dataDir?: string;
   startTimeoutMs?: number;
+  /** The process's limit on open files (ulimit -n), for tests that run it out of descriptors. */
+  maxOpenFiles?: number;
 }
 
 export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGateway> {
@@ -51,14 +55,19 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     PORT: '0',
     HOST: '127.0.0.1',
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['--import', 'tsx', 'src/main.ts'];
+  // prlimit execs the gateway: the child's pid is the gateway's own (its /proc/<pid> for RSS).
+  const child = options.maxOpenFiles
+    ? spawn('prlimit', [`--nofile=${options.maxOpenFiles}`, process.execPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => logs.push(line));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
 
   const out: string[] = [];
-  const started = new Promise<{ url: string; adminId: string; adminToken: string }>((resolve, reject) => {
+  const started = new Promise<{ url: string; adminId: string; adminToken: string; metricsUrl?: string }>((resolve, reject) => {
     let url = '';
+    let metricsUrl: string | undefined;
     let adminId = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 90_000);
     exited.then((code) => {
@@ -69,17 +78,19 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       out.push(line);
       const listening = /listening on (http:\/\/\S+\/graphql)/.exec(line);
       if (listening) url = listening[1]!;
+      const metrics = /^Metrics \(Prometheus\) on (\S+)/.exec(line);
+      if (metrics) metricsUrl = metrics[1]!;
       const admin = /user id (\d+)/.exec(line);
       if (admin) adminId = admin[1]!;
       // stdout is not a terminal: the token is in the file this line names, never on stdout.
       const tokenFile = /^Administrator token .*: written to (.+)$/.exec(line);
       if (tokenFile) {
         clearTimeout(timer);
-        resolve({ url, adminId, adminToken: readFileSync(tokenFile[1]!, 'utf8').trim() });
+        resolve({ url, adminId, adminToken: readFileSync(tokenFile[1]!, 'utf8').trim(), ...(metricsUrl && { metricsUrl }) });
       }
     });
   });
-  let info: { url: string; adminId: string; adminToken: string };
+  let info: { url: string; adminId: string; adminToken: string; metricsUrl?: string };
   try {
     info = await started;
   } catch (err) {
