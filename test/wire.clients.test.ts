@@ -230,6 +230,7 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(added.details!.resourceOwner).toBe(org.id);
         expect(added.emailCode).toMatch(/\S/);
         expect(added.phoneCode).toMatch(/\S/);
+        expect((await stored(userId)).state.metadata).toEqual([{ key: 'team', value: Buffer.from('engine').toString('base64') }]);
         let sequence = added.details!.sequence;
 
         const set = await c.usersV2beta.setEmail({ userId, email: `${username}.new@example.com`, verification: { case: 'returnCode', value: {} } });
