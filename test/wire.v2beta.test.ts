@@ -186,6 +186,23 @@ describe("REST at ZITADEL's /v2beta paths, on the gateway's port", () => {
   });
 });
 
+describe('before the wire is loaded', () => {
+  it("a fresh gateway's first request on a /v2beta path is the wire's: grpc-gateway's 404 for no route, then the routes answer", async () => {
+    const fresh = await startGateway();
+    try {
+      const headers = { authorization: `Bearer ${fresh.adminToken}`, 'content-type': 'application/json' };
+      const first = await fetch(`${fresh.baseUrl}/v2beta/no-such-resource`, { headers });
+      expect(first.status).toBe(404);
+      expect(await first.json()).toEqual({ code: Code.NotFound, message: 'Not Found', details: [] });
+      const known = await fetch(`${fresh.baseUrl}/v2beta/users/${fresh.adminId}`, { headers });
+      expect(known.status).toBe(200);
+      expect((await known.json()).user.userId).toBe(fresh.adminId);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 describe('reflection and health', () => {
   it('reflection lists the v2beta services and resolves their methods; health knows them', async () => {
     const transport = createGrpcTransport({ baseUrl: gw.baseUrl });
