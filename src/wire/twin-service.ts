@@ -13,7 +13,7 @@
 import { create, type DescEnum, type DescField, type DescMessage, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 
-/** Why `twin` is not a twin of `v2` (empty: it is), and the v2 fields it lacks, by full name. */
+/** Adds to `problems` why `twin` is not a twin of `v2` (none added: it is), and to `onlyV2` the v2 fields it lacks, by full name. */
 function compare(twin: DescMessage, v2: DescMessage, problems: string[], onlyV2: Set<string>, seen = new Set<string>()): void {
   const key = `${twin.typeName}~${v2.typeName}`;
   if (seen.has(key)) return;
