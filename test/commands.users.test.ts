@@ -315,6 +315,21 @@ describe('addHumanUser', () => {
         input: base({ hashedPassword: { hash: '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$qtTiyTFAHKH0Dg0Tlo0fCk6rFBQvnNBFqJWMbM6Cqjc', changeRequired: true } }),
         then: created(ORG_A, neo({ passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHRzb21lc2FsdA$qtTiyTFAHKH0Dg0Tlo0fCk6rFBQvnNBFqJWMbM6Cqjc', passwordChangeRequired: true })),
       },
+      {
+        name: 'a password on create: its time is the event\'s (ZITADEL\'s password_changed)', caller: U.managerA, input: base({ password: { password: 'Secret-pw1' } }),
+        then: { ...created(ORG_A, neo({ passwordHash: expect.stringMatching(BCRYPT_4) })), secrets: ['Secret-pw1'], result: async (_r, h, outcome) => expect((await stateOf(h, 'id-1')).passwordChanged).toBe(outcome.events[0]!.createdAt.toISOString()) },
+      },
+      {
+        name: 'a hashed password on create: its time too', caller: U.managerA, input: base({ hashedPassword: { hash: SEEDED_PASSWORD_HASH } }),
+        then: { ...created(ORG_A, neo({ passwordHash: SEEDED_PASSWORD_HASH })), result: async (_r, h, outcome) => expect((await stateOf(h, 'id-1')).passwordChanged).toBe(outcome.events[0]!.createdAt.toISOString()) },
+      },
+      {
+        name: 'no password on create: no password time, and none in the event', caller: U.managerA, input: base(),
+        then: { ...created(ORG_A), result: async (_r, h, outcome) => {
+          expect((await stateOf(h, 'id-1')).passwordChanged).toBeUndefined();
+          expect(outcome.events[0]!.payload).not.toHaveProperty('passwordChanged');
+        } },
+      },
       { name: 'hashedPassword of another kind: INVALID_ARGUMENT', caller: U.managerA, input: base({ hashedPassword: { hash: '{SHA}abc' } }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.hashedPassword.hash'], message: /bcrypt/ } } },
       { name: 'password and hashedPassword: INVALID_ARGUMENT', caller: U.managerA, input: base({ password: { password: 'Secret-pw1' }, hashedPassword: { hash: SEEDED_PASSWORD_HASH } }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.hashedPassword'], message: /not both/ } } },
       {
@@ -476,6 +491,17 @@ describe('setHumanPassword', () => {
           expect(state.state).toBe('USER_STATE_ACTIVE');
           expect(await h.deps.hasher.verify(PW, state.passwordHash!)).toBe(true);
         } },
+      },
+      {
+        name: 'the password\'s time becomes the event\'s, over the one of the password set on create', given: [...world, facts.human('pw-user', ORG_A, { passwordHash: SEEDED_PASSWORD_HASH })],
+        arrange: async (h) => expect((await stateOf(h, 'pw-user')).passwordChanged).toBe((await h.events('user', 'pw-user'))[0]!.createdAt.toISOString()),
+        caller: U.managerA, input: input('pw-user'),
+        then: { events: [changed('pw-user', ORG_A)], secrets: [PW], result: async (_r, h, outcome) => expect((await stateOf(h, 'pw-user')).passwordChanged).toBe(outcome.events[0]!.createdAt.toISOString()) },
+      },
+      {
+        name: 'a first password (none on create) gets its time', caller: U.managerA, input: input(U.alice),
+        arrange: async (h) => expect((await stateOf(h, U.alice)).passwordChanged).toBeUndefined(),
+        then: { events: [changed(U.alice, ORG_A)], secrets: [PW], result: async (_r, h, outcome) => expect((await stateOf(h, U.alice)).passwordChanged).toBe(outcome.events[0]!.createdAt.toISOString()) },
       },
       { name: 'noChangeRequired: no change required', caller: U.managerA, input: input(U.alice, { noChangeRequired: true }), then: { events: [changed(U.alice, ORG_A, false)], secrets: [PW] } },
       { name: 'noChangeRequired false: change required', caller: U.managerA, input: input(U.alice, { noChangeRequired: false }), then: { events: [changed(U.alice, ORG_A, true)], secrets: [PW] } },

@@ -2,16 +2,22 @@
 // gRPC (HTTP/2 cleartext), gRPC-web and Connect (binary and JSON) transports (HTTP/1.1), on
 // the gateway's one port beside /graphql. The nine SPEC.md operations succeed and read back;
 // the representative failures carry the right code and details; one user is written over
-// gRPC and Connect and read through GraphQL. All of it on the embedded stores and on
-// MongoDB-wire + Redis.
+// gRPC and Connect and read through GraphQL; the v2beta services answer the v2 methods as v2
+// does. All of it on the embedded stores and on MongoDB-wire + Redis.
 import { readFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import type { JsonObject } from '@bufbuild/protobuf';
+import { toJson, type JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
+import { UserSchema as UserV2betaSchema } from '@zitadel/proto/zitadel/user/v2beta/user_pb.js';
+import { GetUserByIDResponseSchema as GetUserByIDResponseV2Schema, ListUsersResponseSchema as ListUsersResponseV2Schema } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import {
+  GetUserByIDResponseSchema as GetUserByIDResponseV2betaSchema,
+  ListUsersResponseSchema as ListUsersResponseV2betaSchema,
+} from '@zitadel/proto/zitadel/user/v2beta/user_service_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import type { User } from '../src/model/users.ts';
@@ -200,6 +206,78 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         });
         expect(verified.details!.sequence).toBe(registered.details!.sequence + 1n);
         expect((await stored(userId)).state.u2fTokens).toMatchObject([{ id: registered.u2fId, name: 'YubiKey', state: 'U2F_STATE_READY' }]);
+      });
+
+      it('v2beta answers every v2 UserService method the gateway serves as v2 does, and CreateOrganization as v2 AddOrganization', async () => {
+        const c = clients(kind);
+        const org = await c.orgsV2beta.createOrganization({ name: unique('Beta org ') });
+        expect(org.id).toMatch(/^\d+$/);
+        expect(org.creationDate!.seconds).toBeGreaterThan(0n);
+        expect(org.organizationAdmins).toEqual([]);
+        expect((await gw.gateway.deps.store.load('org', org.id))!.resourceOwner).toBe(org.id);
+
+        const username = unique('beta');
+        const added = await c.usersV2beta.addHumanUser({
+          username,
+          organization: { org: { case: 'orgId', value: org.id } },
+          profile: { givenName: 'Ada', familyName: 'Lovelace', nickName: 'ada', displayName: 'Ada L.', preferredLanguage: 'en', gender: 1 },
+          email: { email: `${username}@example.com`, verification: { case: 'returnCode', value: {} } },
+          phone: { phone: '+41791234567', verification: { case: 'returnCode', value: {} } },
+          metadata: [{ key: 'team', value: new TextEncoder().encode('engine') }],
+          passwordType: { case: 'password', value: { password: PASSWORD, changeRequired: true } },
+        });
+        const userId = added.userId;
+        expect(added.details!.resourceOwner).toBe(org.id);
+        expect(added.emailCode).toMatch(/\S/);
+        expect(added.phoneCode).toMatch(/\S/);
+        expect((await stored(userId)).state.metadata).toEqual([{ key: 'team', value: Buffer.from('engine').toString('base64') }]);
+        let sequence = added.details!.sequence;
+
+        const set = await c.usersV2beta.setEmail({ userId, email: `${username}.new@example.com`, verification: { case: 'returnCode', value: {} } });
+        expect(set.details!.sequence).toBe(++sequence);
+        expect((await c.usersV2beta.verifyEmail({ userId, verificationCode: set.verificationCode! })).details!.sequence).toBe(++sequence);
+        expect((await c.usersV2beta.verifyPhone({ userId, verificationCode: added.phoneCode! })).details!.sequence).toBe(++sequence);
+        const registered = await c.usersV2beta.registerU2F({ userId });
+        const options = registered.publicKeyCredentialCreationOptions as any;
+        const cred = authenticator.create({ challenge: options.challenge, origin: ORIGIN, rpId: options.rp.id });
+        const u2f = await c.usersV2beta.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: cred.response as unknown as JsonObject, tokenName: 'Beta key' });
+        sequence += 2n;
+        expect(u2f.details!.sequence).toBe(sequence);
+        expect((await stored(userId)).state.u2fTokens).toMatchObject([{ id: registered.u2fId, name: 'Beta key', state: 'U2F_STATE_READY' }]);
+
+        // The same user, read on both versions: the same message, field for field (v2's mfa_init_skipped, which v2beta lacks, is empty).
+        const beta = await c.usersV2beta.getUserByID({ userId });
+        const v2 = await c.users.getUserByID({ userId });
+        expect(beta.details!.sequence).toBe(sequence);
+        expect(toJson(GetUserByIDResponseV2betaSchema, beta)).toEqual(toJson(GetUserByIDResponseV2Schema, v2));
+        expect(beta.user!.type.case).toBe('human');
+        expect(beta.user!.type.value).toMatchObject({
+          profile: { givenName: 'Ada', familyName: 'Lovelace', nickName: 'ada', displayName: 'Ada L.', preferredLanguage: 'en', gender: 1 },
+          email: { email: `${username}.new@example.com`, isVerified: true },
+          phone: { phone: '+41791234567', isVerified: true },
+          passwordChangeRequired: true,
+        });
+        const query = { queries: [{ query: { case: 'userNameQuery' as const, value: { userName: username } } }] };
+        const headers = { 'x-zitadel-orgid': org.id };
+        const listed = await c.usersV2beta.listUsers(query, { headers });
+        expect(listed.details!.totalResult).toBe(1n);
+        expect(listed.result.map((u) => toJson(UserV2betaSchema, u))).toEqual([toJson(UserV2betaSchema, beta.user!)]);
+        const listedV2 = await c.users.listUsers(query, { headers });
+        expect(toJson(ListUsersResponseV2betaSchema, listed).result).toEqual(toJson(ListUsersResponseV2Schema, listedV2).result);
+
+        // Failures carry the same codes and details as on v2.
+        const missing = await failure(c.usersV2beta.getUserByID({ userId: '999999999' }));
+        expect(missing.code).toBe(Code.NotFound);
+        expect(missing.findDetails(ErrorDetailSchema)[0]!.id).toMatch(/^NOT_FOUND-/);
+        const bad = { profile: { givenName: '', familyName: '' }, email: { email: 'not-an-email' } };
+        const [badBeta, badV2] = [await failure(c.usersV2beta.addHumanUser(bad)), await failure(c.users.addHumanUser(bad))];
+        expect(badBeta.code).toBe(Code.InvalidArgument);
+        expect(fieldsOf(badBeta)).toEqual(fieldsOf(badV2));
+        expect(fieldsOf(badBeta)).toEqual(['email.email', 'profile.family_name', 'profile.given_name']);
+        const plain = clients(kind, await gw.tokenFor(userId));
+        expect((await failure(plain.usersV2beta.addHumanUser({ profile: { givenName: 'A', familyName: 'B' }, email: { email: `${unique('p')}@example.com` } }))).code).toBe(Code.PermissionDenied);
+        expect((await failure(c.usersV2beta.deleteUser({ userId }))).code).toBe(Code.Unimplemented);
+        expect((await failure(c.orgsV2beta.listOrganizations({}))).code).toBe(Code.Unimplemented);
       });
 
       it('UNAUTHENTICATED without a token and with a forged one', async () => {

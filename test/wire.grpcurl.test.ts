@@ -74,7 +74,7 @@ describeWithGrpcurl('wire API with grpcurl (reflection, health, calls)', (grpcur
     });
   }
 
-  it('list shows the four ZITADEL services, health and reflection', async () => {
+  it('list shows the ZITADEL services (v2beta too), health and reflection', async () => {
     const run = await grpcurl(addr, 'list');
     expect(run.code).toBe(0);
     const services = run.stdout.trim().split('\n');
@@ -84,6 +84,8 @@ describeWithGrpcurl('wire API with grpcurl (reflection, health, calls)', (grpcur
         'zitadel.management.v1.ManagementService',
         'zitadel.user.v2.UserService',
         'zitadel.org.v2.OrganizationService',
+        'zitadel.user.v2beta.UserService',
+        'zitadel.org.v2beta.OrganizationService',
         'grpc.health.v1.Health',
         'grpc.reflection.v1.ServerReflection',
       ]),
@@ -242,6 +244,8 @@ describe('wire API server reflection (v1 and v1alpha, connect-node gRPC client)'
           'zitadel.management.v1.ManagementService',
           'zitadel.org.v2.OrganizationService',
           'zitadel.user.v2.UserService',
+          'zitadel.org.v2beta.OrganizationService',
+          'zitadel.user.v2beta.UserService',
         ].sort(),
       );
       const firstFiles = fileNames(first);

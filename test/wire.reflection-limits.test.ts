@@ -44,6 +44,8 @@ const SERVICES = [
   'zitadel.management.v1.ManagementService',
   'zitadel.user.v2.UserService',
   'zitadel.org.v2.OrganizationService',
+  'zitadel.user.v2beta.UserService',
+  'zitadel.org.v2beta.OrganizationService',
   'grpc.health.v1.Health',
   'grpc.reflection.v1.ServerReflection',
 ];

@@ -141,6 +141,45 @@ const CASES: Case[] = [
     },
   },
   {
+    method: 'v2beta UserService.AddHumanUser',
+    field: 'totp_secret',
+    async rpc(kind) {
+      const userId = unique('totp');
+      return { call: clients(kind).usersV2beta.addHumanUser({ ...humanUser(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }), unwritten: userUnwritten(userId) };
+    },
+    async rest() {
+      const userId = unique('totp');
+      return { verb: 'POST', path: '/v2beta/users/human', body: { ...humanUserJson(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }, unwritten: userUnwritten(userId) };
+    },
+  },
+  {
+    method: 'v2beta OrganizationService.CreateOrganization',
+    field: 'admins[0]',
+    async rpc(kind) {
+      const name = unique('Org ');
+      const admins = [{ userType: { case: 'userId' as const, value: gw.adminId }, roles: ['ORG_OWNER'] }];
+      return { call: clients(kind).orgsV2beta.createOrganization({ name, admins }), unwritten: orgUnwritten(name) };
+    },
+    async rest() {
+      const name = unique('Org ');
+      return { verb: 'POST', path: '/v2beta/organizations', body: { name, admins: [{ userId: gw.adminId, roles: ['ORG_OWNER'] }] }, unwritten: orgUnwritten(name) };
+    },
+  },
+  {
+    method: 'v2beta OrganizationService.CreateOrganization',
+    field: 'id',
+    async rpc(kind) {
+      const name = unique('Org ');
+      const id = unique('org');
+      return { call: clients(kind).orgsV2beta.createOrganization({ name, id }), unwritten: orgUnwritten(name, id) };
+    },
+    async rest() {
+      const name = unique('Org ');
+      const id = unique('org');
+      return { verb: 'POST', path: '/v2beta/organizations', body: { name, id }, unwritten: orgUnwritten(name, id) };
+    },
+  },
+  {
     method: 'ManagementService.AddOrgOIDCIDP',
     field: 'styling_type',
     async rpc(kind) {

@@ -46,6 +46,12 @@ export interface User {
   /** bcrypt or argon2 hash; never leaves the gateway. */
   passwordHash: string | null;
   passwordChangeRequired: boolean;
+  /**
+   * When a password was last set (ISO): the time of the event that set it, as ZITADEL's user
+   * projection takes it (ZITADEL's password_changed). Absent while none was set, and on a state
+   * document reduced before this field existed, until the password is set again.
+   */
+  passwordChanged?: string;
   metadata: { key: string; value: string }[];
   idpLinks: IdpLink[];
   u2fTokens: U2FToken[];
@@ -69,8 +75,8 @@ export const userEvents = {
   memberOfRecorded: 'user.member-of.recorded',
 } as const;
 
-/** A new user as its first event carries it (the state name follows from it). */
-export type UserAdded = Omit<User, 'state'>;
+/** A new user as its first event carries it (the state name and the password's time follow from it and the event). */
+export type UserAdded = Omit<User, 'state' | 'passwordChanged'>;
 
 /**
  * addHumanUser's uniqueness keys: the username folded as searches fold it (NFKC, lower case:
@@ -130,7 +136,9 @@ const stateAfterCredentials = (u: User): UserStateName =>
 export function reduceUser(state: User | undefined, event: StoredEvent & UserEvent): User {
   if (event.type === userEvents.added) {
     const user = event.payload;
-    return { ...user, state: stateAfterCredentials({ ...user, state: 'USER_STATE_INITIAL' }) };
+    const added: User = { ...user, state: stateAfterCredentials({ ...user, state: 'USER_STATE_INITIAL' }) };
+    // Built without an undefined key (stores differ on undefined): no password, no time.
+    return user.passwordHash ? { ...added, passwordChanged: event.createdAt.toISOString() } : added;
   }
   if (!state) throw new Error(`${event.type} before ${userEvents.added} for user ${event.aggregateId}`);
   switch (event.type) {
@@ -145,7 +153,12 @@ export function reduceUser(state: User | undefined, event: StoredEvent & UserEve
     case userEvents.phoneVerified:
       return state.phone ? { ...state, phone: { ...state.phone, isVerified: true } } : state;
     case userEvents.passwordChanged: {
-      const next = { ...state, passwordHash: event.payload.hash, passwordChangeRequired: event.payload.changeRequired };
+      const next = {
+        ...state,
+        passwordHash: event.payload.hash,
+        passwordChangeRequired: event.payload.changeRequired,
+        passwordChanged: event.createdAt.toISOString(),
+      };
       return { ...next, state: stateAfterCredentials(next) };
     }
     case userEvents.u2fAdded:

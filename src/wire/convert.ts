@@ -2,7 +2,7 @@
 // Details, timestamps, enums by name, proto3 defaults, bytes as base64; and the refusal of
 // request fields the commands have no place for.
 import { create, isFieldSet, type DescEnum, type DescField, type DescMessage, type MessageShape } from '@bufbuild/protobuf';
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
+import { timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { DetailsSchema, type Details as DetailsV2 } from '@zitadel/proto/zitadel/object/v2/object_pb.js';
 import { ObjectDetailsSchema, type ObjectDetails } from '@zitadel/proto/zitadel/object_pb.js';
 import type { Details } from '../commands/context.ts';
@@ -26,6 +26,9 @@ export const detailsV2 = (d: Details): DetailsV2 =>
     resourceOwner: d.resourceOwner,
     creationDate: d.creationDate ? timestampFromDate(d.creationDate) : undefined,
   });
+
+/** An ISO time kept in a state (a password's time) as a google.protobuf.Timestamp; undefined stays unset. */
+export const timestampOfIso = (iso: string | undefined): Timestamp | undefined => (iso === undefined ? undefined : timestampFromDate(new Date(iso)));
 
 /** The Details of a read aggregate, with its creation date. */
 export const snapshotDetails = (s: Snapshot<unknown>): Details => ({

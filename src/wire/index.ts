@@ -9,22 +9,27 @@ import type { RequestState } from '../http/request-state.ts';
 import { AuthService } from '@zitadel/proto/zitadel/auth_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
+import { OrganizationService as OrganizationServiceV2beta } from '@zitadel/proto/zitadel/org/v2beta/org_service_pb.js';
 import { UserService } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import { UserService as UserServiceV2beta } from '@zitadel/proto/zitadel/user/v2beta/user_service_pb.js';
 import { authService } from './auth.ts';
 import { requestFacts, requestStateKey, type WireDeps } from './context.ts';
 import { HealthService, healthService } from './health.ts';
 import { withIdempotency } from './idempotency.ts';
 import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
+import { organizationServiceV2beta } from './orgs-v2beta.ts';
 import { codeName, toConnectError } from './errors.ts';
 import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService, type StreamLimits } from './reflection.ts';
 import { restService, type RestService } from './rest.ts';
 import { createRpcAdapter } from './rpc-adapter.ts';
 import { userService } from './users-v2.ts';
+import { userServiceV2beta } from './users-v2beta.ts';
 
 export type { WireDeps } from './context.ts';
 
-export const WIRE_SERVICES = [AuthService, ManagementService, UserService, OrganizationService] as const;
+/** ZITADEL's services the gateway serves; v2beta beside v2, for the SDKs that still call it (@zitadel/node, Python). */
+export const WIRE_SERVICES = [AuthService, ManagementService, UserService, OrganizationService, UserServiceV2beta, OrganizationServiceV2beta] as const;
 
 /** Beside them over RPC only: grpc.health.v1.Health and server reflection (v1 and v1alpha), for grpcurl and probes. */
 const ALL_SERVICES = [...WIRE_SERVICES, HealthService, ...REFLECTION_SERVICES];
@@ -45,15 +50,17 @@ export interface WireOptions extends WireDeps {
   ready?: () => Promise<boolean>;
 }
 
-/** The four services and their implementations, for every face that serves them (RPC here, REST in rest-route.ts). */
+/** The services and their implementations, for every face that serves them (RPC here, REST in rest-route.ts). */
 export const wireServices = (wire: WireDeps): RestService[] => [
   restService(AuthService, withIdempotency(authService(wire), wire)),
   restService(ManagementService, withIdempotency(managementService(wire), wire)),
   restService(UserService, withIdempotency(userService(wire), wire)),
   restService(OrganizationService, withIdempotency(organizationService(wire), wire)),
+  restService(UserServiceV2beta, withIdempotency(userServiceV2beta(wire), wire)),
+  restService(OrganizationServiceV2beta, withIdempotency(organizationServiceV2beta(wire), wire)),
 ];
 
-/** One node handler for the four services, health and reflection: gRPC (HTTP/2), gRPC-web and Connect. */
+/** One node handler for the services, health and reflection: gRPC (HTTP/2), gRPC-web and Connect. */
 export function createWireHandler(options: WireOptions): NodeHandler {
   const { readMaxBytes, ready = () => options.deps.store.ping().then(() => true), ...wire } = options;
   // Each request on a reflection stream after the first counts against the caller's rate limit (reflection.ts).

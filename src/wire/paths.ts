@@ -3,8 +3,8 @@
 // descriptors here: this file must stay cheap to import.
 import type { CorsSpec } from '../http/cors.ts';
 
-/** RPC paths (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`) and REST ones (`/v2/users/…`). */
-const MAY_BE_WIRE = ['/zitadel.', '/grpc.', '/auth/v1/', '/management/v1/', '/v2/'];
+/** RPC paths (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`) and REST ones (`/v2/users/…`, `/v2beta/users/…`). */
+const MAY_BE_WIRE = ['/zitadel.', '/grpc.', '/auth/v1/', '/management/v1/', '/v2/', '/v2beta/'];
 
 /**
  * True for every path the wire serves, and for the others of its shape (answered by the wire as

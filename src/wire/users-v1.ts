@@ -1,9 +1,10 @@
-// zitadel.user.v1.User from a user snapshot (GetMyUser, management GetUserByID).
+// zitadel.user.v1.User from a user snapshot (GetMyUser, management GetUserByID and ListUsers).
+// Every field ZITADEL fills for a human user, but Profile.avatar_url (no avatars here).
 import { create } from '@bufbuild/protobuf';
 import { GenderSchema, UserSchema, UserStateSchema, type User as UserV1 } from '@zitadel/proto/zitadel/user_pb.js';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { detailsV1, enumNumber, snapshotDetails } from './convert.ts';
+import { detailsV1, enumNumber, snapshotDetails, timestampOfIso } from './convert.ts';
 
 export const userV1 = (u: Snapshot<User>): UserV1 =>
   create(UserSchema, {
@@ -26,6 +27,7 @@ export const userV1 = (u: Snapshot<User>): UserV1 =>
         },
         email: { email: u.state.email.email, isEmailVerified: u.state.email.isVerified },
         phone: u.state.phone ? { phone: u.state.phone.phone, isPhoneVerified: u.state.phone.isVerified } : undefined,
+        passwordChanged: timestampOfIso(u.state.passwordChanged),
       },
     },
   });

@@ -1,10 +1,14 @@
 // ZITADEL's own service clients (@zitadel/client) over connect-node's transports, with a
 // bearer token: how the wire tests talk to the gateway, the way a ZITADEL user would.
-import { ConnectError, type Interceptor, type Transport } from '@connectrpc/connect';
+// @zitadel/client has no v2beta factories: those clients are connect's createClient on the
+// v2beta descriptors, as @zitadel/client builds its own.
+import { ConnectError, createClient, type Interceptor, type Transport } from '@connectrpc/connect';
 import { BadRequestSchema, type BadRequest } from '../../src/wire/bad-request.ts';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
 import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
+import { OrganizationService as OrganizationServiceV2beta } from '@zitadel/proto/zitadel/org/v2beta/org_service_pb.js';
+import { UserService as UserServiceV2beta } from '@zitadel/proto/zitadel/user/v2beta/user_service_pb.js';
 
 export type WireKind = 'grpc' | 'grpc-web' | 'connect' | 'connect-json';
 export const WIRE_KINDS: WireKind[] = ['grpc', 'grpc-web', 'connect', 'connect-json'];
@@ -34,6 +38,8 @@ export const zitadelClients = (t: Transport) => ({
   mgmt: createManagementServiceClient(t),
   users: createUserServiceClient(t),
   orgs: createOrganizationServiceClient(t),
+  usersV2beta: createClient(UserServiceV2beta, t),
+  orgsV2beta: createClient(OrganizationServiceV2beta, t),
 });
 
 /** The ConnectError a call fails with (a call that succeeds fails the test). */
