@@ -4,7 +4,7 @@
 // serve, answered in each protocol's own form: gRPC and gRPC-web HTTP 200 with grpc-status 12
 // (UNIMPLEMENTED) trailers-only, Connect 404 with {"code":"unimplemented"}, REST grpc-gateway's
 // 404 with code 5. (A method of a served service that is not implemented stays connect's answer.)
-import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
+import { connect as http2Connect, constants, type ClientHttp2Session } from 'node:http2';
 import { create, toBinary } from '@bufbuild/protobuf';
 import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { AddProjectRequestSchema, UpdateHumanProfileRequestSchema } from '@zitadel/proto/zitadel/management_pb.js';
@@ -127,10 +127,15 @@ describe('on the wire', () => {
       ['/grpc.no:such.v1.Service/Call', 'unknown service grpc.no:such.v1.Service'],
     ];
 
-    it.each(UNSERVED)('gRPC %s: HTTP 200, trailers-only, grpc-status 12 and grpc-go’s text', async (path, message) => {
-      const answer = await grpc(path, framed(new Uint8Array()));
-      expect({ status: answer.headers[':status'], type: answer.headers['content-type'], grpcStatus: answer.headers['grpc-status'], message: answer.headers['grpc-message'], body: answer.body.byteLength, trailers: answer.trailers['grpc-status'] })
-        .toEqual({ status: 200, type: 'application/grpc', grpcStatus: '12', message, body: 0, trailers: undefined });
+    it.each(UNSERVED)('gRPC %s: HTTP 200, trailers-only (one HEADERS frame that ends the stream), grpc-status 12 and grpc-go’s text', async (path, message) => {
+      const stream = session.request(grpcRequestHeaders(path, gw.adminToken));
+      // grpc-js reads a status from headers only when their frame ends the stream.
+      const endsStream = new Promise<boolean>((resolve) => stream.once('response', (_headers, flags: number) => resolve((flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0)));
+      const answer = answerOf(stream);
+      stream.end(framed(new Uint8Array()));
+      const got = await answer;
+      expect({ status: got.headers[':status'], type: got.headers['content-type'], grpcStatus: got.headers['grpc-status'], message: got.headers['grpc-message'], body: got.body.byteLength, trailers: got.trailers['grpc-status'], endsStream: await endsStream })
+        .toEqual({ status: 200, type: 'application/grpc', grpcStatus: '12', message, body: 0, trailers: undefined, endsStream: true });
     });
 
     it.each(UNSERVED)('gRPC-web %s, binary and text: HTTP 200 with grpc-status 12', async (path, message) => {

@@ -35,6 +35,27 @@ export function writeRpcError(req: NodeRequest, res: NodeResponse, error: Connec
   const status = setTrailerStatus(new Headers(), error);
   reencodeHeaders(status);
   status.forEach((value, name) => (headers[name] = value));
+  trailersOnly(res, headers);
+}
+
+/** Headers HTTP/2 forbids (RFC 9113 8.2.2); the edge may have set `connection` on any response. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade']);
+
+/**
+ * HTTP 200 with the status in the headers and no body. Over HTTP/2 as one HEADERS frame that
+ * ends the stream, which is what makes it trailers-only: node's compatibility writeHead and end
+ * send the headers, then an empty DATA frame that ends the stream, and grpc-js reads a status only
+ * from headers that end the stream (it reported "Received RST_STREAM with code 0 (Call ended
+ * without gRPC status)" for them).
+ */
+function trailersOnly(res: NodeResponse, headers: Record<string, string>): void {
+  const stream = (res as Http2ServerResponse).stream;
+  if (stream && !res.headersSent && !stream.destroyed) {
+    const set = Object.fromEntries(Object.entries(res.getHeaders()).filter(([name]) => !CONNECTION_HEADERS.has(name)));
+    res.statusCode = 200; // for the edge's log line and metrics, which read the response
+    stream.respond({ ...set, ...headers, ':status': 200 }, { endStream: true });
+    return;
+  }
   head(res, 200, headers);
   res.end();
 }
