@@ -139,8 +139,10 @@ describeRequiring(python, problem, `ZITADEL's Python SDK (zitadel-client ${VERSI
     // (email ENDS_WITH, ignoring case, or the first id) and not the second user name.
     expect(ok(version, 'ListUsers (or, ENDS_WITH)').result.map((u: { userId: string }) => u.userId)).toEqual([added.userId]);
 
-    // A method the gateway does not serve: Connect's unimplemented.
-    expect(refused(version, 'SetPassword (not served)')).toMatchObject({ status: 501, body: { code: 'unimplemented' } });
+    // Methods the gateway does not serve (on v1 it has UpdateHumanProfile and SetHumanPassword): Connect's unimplemented.
+    for (const op of ['UpdateHumanUser (not served)', 'SetPassword (not served)']) {
+      expect(refused(version, op)).toMatchObject({ status: 501, body: { code: 'unimplemented' } });
+    }
 
     // The three refusals, as ZITADEL gives them: 404 not_found, 400 invalid_argument naming the fields, 401.
     expect(refused(version, 'GetUserByID (unknown)')).toMatchObject({ status: 404, body: { code: 'not_found' } });

@@ -118,7 +118,10 @@ def run(version, zitadel):
                 "userId": user_id, "u2fId": registered.get("u2fId"), "publicKeyCredential": credential, "tokenName": f"Soft key {tag}",
             }))
 
-    # A method of the service that the gateway does not serve.
+    # Methods of the service that the gateway does not serve (v1's UpdateHumanProfile and
+    # SetHumanPassword are its profile and password operations).
+    call(version, "UpdateHumanUser (not served)", users.update_human_user,
+         req("UpdateHumanUserRequest", {"userId": user_id, "profile": {"givenName": "Augusta", "familyName": "King"}}))
     call(version, "SetPassword (not served)", users.set_password,
          req("SetPasswordRequest", {"userId": user_id, "newPassword": {"password": "Secr3t!pass", "changeRequired": False}}))
 
