@@ -1,7 +1,7 @@
 // What the SQLite event store (src/store/sqlite.ts) adds to the shared contract
 // (test/store.contract.test.ts): durability across kill -9, group commit with an append
 // failing alone, the import of the old log, a bounded cache, a start that reads no event,
-// one owner per folder, owner-only files; and the shared user search contract.
+// one owner per folder, owner-only files; the shared user search contract and its query plans.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { access, appendFile, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -9,13 +9,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { SQLInputValue } from 'node:sqlite';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { MAX_FILTER_VALUES } from '../src/commands/user-search-inputs.ts';
 import { reducers } from '../src/model/reducers.ts';
 import { userEvent, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
 import { createEmbeddedStore, LOG_FILE } from '../src/store/embedded.ts';
 import { ConcurrencyError, ConstraintError, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
 import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
-import { DB_FILE } from '../src/store/sqlite-schema.ts';
+import { DB_FILE, openDatabase } from '../src/store/sqlite-schema.ts';
+import { countQuery, searchQuery } from '../src/store/sqlite-search.ts';
+import type { UserFilter } from '../src/store/read-models.ts';
 import { createSqliteStore, type SqliteStore } from '../src/store/sqlite.ts';
 import { userSearchContract } from './support/user-search-contract.ts';
 import { increment } from './support/increment.ts';
@@ -301,4 +305,41 @@ describe('sqlite event store', () => {
 
 describe('sqlite event store: user search', () => {
   userSearchContract(async () => createSqliteStore({ dataDir: await newDir(), reducers, userFields: userSearchFields, cacheEntries: 16 }));
+});
+
+// The plans SQLite makes for the searches, on the real schema: a page is an index range read
+// from its key on; a list of ids or emails (ListUsers' in_user_ids_query, in_user_emails_query)
+// is one lookup per value, never a walk of the organization's users, however many it has.
+describe('sqlite event store: user search plans', () => {
+  const db = openDatabase(':memory:');
+  afterAll(() => db.close());
+  const plan = (q: { sql: string; params: SQLInputValue[] }) =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${q.sql}`).all(...q.params) as { detail: string }[]).map((r) => r.detail);
+  const ids = Array.from({ length: MAX_FILTER_VALUES }, (_, i) => `id-${i}`);
+  const after = { USERNAME: { value: 'm', id: 'x' }, CREATION_DATE: { value: 1, id: 'x' } } as const;
+
+  for (const sort of ['USERNAME', 'CREATION_DATE'] as const) {
+    for (const orgId of ['org-a', undefined]) {
+      const name = `${sort}, ${orgId ? 'an organization' : 'every organization'}`;
+      it(`a page without a list: the order's index, no sort (${name})`, () => {
+        const steps = plan(searchQuery({ filter: { orgId, state: 'USER_STATE_ACTIVE' }, sort, descending: false, limit: 101, after: after[sort] }));
+        expect(steps.some((s) => /^SEARCH u USING (COVERING )?INDEX user_search_(org_)?(username|created) /.test(s))).toBe(true);
+        expect(steps.join(' | ')).not.toContain('TEMP B-TREE');
+      });
+      it(`ids: one primary key lookup each, with or without a key to page from (${name})`, () => {
+        const filters: UserFilter[] = [{ orgId, ids }, { orgId, allOf: [{ ids }], username: { op: 'PREFIX', value: 'a' } }];
+        for (const filter of filters) {
+          for (const from of [undefined, after[sort]]) {
+            const steps = plan(searchQuery({ filter, sort, descending: true, limit: 101, after: from }));
+            expect(steps[1]).toBe('SEARCH u USING PRIMARY KEY (id=?)');
+          }
+        }
+        expect(plan(countQuery({ orgId, ids }))).toEqual(['SEARCH u USING PRIMARY KEY (id=?)']);
+      });
+      it(`emails: one lookup each in the email index (${name})`, () => {
+        const steps = plan(searchQuery({ filter: { orgId, emails: ['a@example.com', 'b@example.com'] }, sort, descending: false, limit: 101, after: after[sort] }));
+        expect(steps[1]).toMatch(/^SEARCH u USING (COVERING )?INDEX user_search_(org_)?email_sorts \((org=\? AND )?email=\?/);
+      });
+    }
+  }
 });

@@ -122,6 +122,31 @@ describeWith('mongo', 'MongoDB store', (url) => {
       });
     }
 
+    it('an id list (ListUsers in_user_ids_query) is one find on the _id index, whatever the order and organization', async () => {
+      const ids = ['u03', 'u10', 'u11', 'u42', 'no-such-id'];
+      for (const search of [
+        { filter: { orgId: 'org-a', ids }, sort: 'USERNAME', descending: false, limit: 101 },
+        { filter: { ids, username: { op: 'PREFIX', value: 'name' } }, sort: 'CREATION_DATE', descending: true, after: { value: Date.now(), id: 'zz' }, limit: 101 },
+      ] satisfies UserSearch[]) {
+        const sent: Document[] = [];
+        const stop = store.inspectCommands((c) => void (!c.background && c.collection === 'users' && sent.push(c.body)));
+        const found = await store.searchUsers(search);
+        stop();
+        expect(sent).toHaveLength(1);
+        const clauses: Document[] = Array.isArray(sent[0]!.filter.$and) ? sent[0]!.filter.$and : [sent[0]!.filter];
+        expect(clauses).toContainEqual({ _id: { $in: ids } });
+        expect(sent[0]!.hint).toEqual({ _id: 1 });
+        const want = ids.filter((id) => id !== 'no-such-id' && (search.filter.orgId === undefined || Number(id.slice(1)) % 2 === 1));
+        expect(found.map((u) => u.id).sort()).toEqual(want.sort());
+        if (ferret) continue; // no planner to ask (see above)
+        const plan: Document = await db.collection('users').find(sent[0]!.filter).sort(sent[0]!.sort).hint(sent[0]!.hint).limit(search.limit).explain('executionStats');
+        const stages = stagesOf(plan.queryPlanner.winningPlan);
+        expect(stages.map((s) => s.stage)).not.toContain('COLLSCAN');
+        expect(stages.filter((s) => s.stage === 'IXSCAN').map((s) => s.indexName)).toContain('_id_');
+        expect(plan.executionStats.totalDocsExamined).toBeLessThanOrEqual(ids.length);
+      }
+    });
+
     it('an append of a user sends no command more than before: the search fields ride in the state update', async () => {
       const seen: MongoCommandEvent[] = [];
       const stop = store.onCommand((e) => void (e.phase === 'started' && seen.push(e)));

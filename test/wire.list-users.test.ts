@@ -14,7 +14,7 @@ import { UserSchema as UserV1 } from '@zitadel/proto/zitadel/user_pb.js';
 import { UserSchema as UserV2 } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import { ListUsersRequestSchema as V2Request, ListUsersResponseSchema as V2Response } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_PAGE } from '../src/commands/user-search-inputs.ts';
+import { MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_VALUES, MAX_PAGE } from '../src/commands/user-search-inputs.ts';
 import type { User } from '../src/model/users.ts';
 import type { EventStore } from '../src/store/port.ts';
 import { MAX_OFFSET } from '../src/wire/list-users.ts';
@@ -255,6 +255,30 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       ],
       ['state INITIAL', [{ stateQuery: { state: 'USER_STATE_INITIAL' } }], (m) => m.state === 'USER_STATE_INITIAL'],
       ['type HUMAN: every user', [{ typeQuery: { type: 'TYPE_HUMAN' } }, { userNameQuery: { userName: 'zed', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }], (m) => m.username.startsWith('zed')],
+      ['user name ENDS_WITH', [{ userNameQuery: { userName: '7', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }], (m) => m.username.endsWith('7')],
+      ['email ENDS_WITH_IGNORE_CASE', [{ emailQuery: { emailAddress: '.ORG', method: 'TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE' } }], (m) => m.email.endsWith('.org')],
+      ['first name EQUALS and last name CONTAINS (every method on names)', [{ firstNameQuery: { firstName: 'Greta' } }, { lastNameQuery: { lastName: 'OV', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }], (m) => m.first === 'greta' && m.last.includes('ov')],
+      ['in_user_ids_query: the listed users, an unknown id and a repeated one ignored', [{ inUserIdsQuery: { userIds: ['lu005', 'lu042', 'lu042', 'lu100', 'no-such-user'] } }], (m) => ['lu005', 'lu042', 'lu100'].includes(m.id)],
+      ['in_user_emails_query: exact, ignoring case', [{ inUserEmailsQuery: { userEmails: ['ADA0@example.ORG', 'zed4@example.com', 'zed4@example'] } }], (m) => ['ada0@example.org', 'zed4@example.com'].includes(m.email)],
+      ['or_query of two user names', [{ orQuery: { queries: [{ userNameQuery: { userName: 'ada1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }, { userNameQuery: { userName: 'zed' , method: 'TEXT_QUERY_METHOD_STARTS_WITH'} }] } }], (m) => m.username.startsWith('ada1') || m.username.startsWith('zed')],
+      ['not_query of a state', [{ notQuery: { query: { stateQuery: { state: 'USER_STATE_ACTIVE' } } } }], (m) => m.state !== 'USER_STATE_ACTIVE'],
+      [
+        'the same field twice (user name and login name), and an or_query holding an and_query and a not_query',
+        [
+          { userNameQuery: { userName: 'g', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
+          { loginNameQuery: { loginName: '-h', method: 'TEXT_QUERY_METHOD_CONTAINS' } },
+          {
+            orQuery: {
+              queries: [
+                { andQuery: { queries: [{ stateQuery: { state: 'USER_STATE_ACTIVE' } }, { emailQuery: { emailAddress: '.org', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }] } },
+                { notQuery: { query: { inUserIdsQuery: { userIds: [] } } } },
+              ],
+            },
+          },
+        ],
+        (m) => m.username.startsWith('g') && m.username.includes('-h'),
+      ],
+      ['an empty or_query: nobody (as in ZITADEL)', [{ orQuery: { queries: [] } }], () => false],
       ['type MACHINE: nobody (every user here is human)', [{ typeQuery: { type: 'TYPE_MACHINE' } }], () => false],
     ];
 
@@ -263,7 +287,7 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       expect(SEEDED).toBeGreaterThan(MAX_PAGE);
       expect(new Set(models.map((m) => m.state))).toEqual(new Set(['USER_STATE_ACTIVE', 'USER_STATE_INITIAL']));
       expect(new Set(models.map((m) => m.created)).size).toBeLessThan(models.length);
-      for (const [, , selects] of QUERIES.slice(1, -1)) expect(models.filter(selects).length).toBeGreaterThan(0);
+      for (const [name, , selects] of QUERIES.slice(1)) if (!name.includes('nobody')) expect(models.filter(selects).length, name).toBeGreaterThan(0);
     });
 
     describe.each(ANY)('%s over %s', (version, kind) => {
@@ -295,13 +319,13 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
           query: { offset: String(MAX_OFFSET + 1), limit: MAX_PAGE + 1 },
           sortingColumn: 'USER_FIELD_NAME_EMAIL',
           queries: [
-            { orQuery: { queries: [{ userNameQuery: { userName: 'a' } }] } },
+            { orQuery: { queries: [{ userNameQuery: { userName: 'a' } }, { nickNameQuery: { nickName: 'a' } }] } },
             { userNameQuery: { userName: 'x'.repeat(201), method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
-            { andQuery: { queries: [{ notQuery: { query: { userNameQuery: { userName: 'a' } } } }, { emailQuery: { emailAddress: 'a', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }] } },
-            { firstNameQuery: { firstName: 'Ada', method: 'TEXT_QUERY_METHOD_EQUALS' } },
-            { loginNameQuery: { loginName: 'ada' } },
+            { andQuery: { queries: [{ notQuery: { query: { nickNameQuery: { nickName: 'a' } } } }, { emailQuery: { emailAddress: 'a', method: 99 } }] } },
+            { firstNameQuery: { firstName: 'Ada\u0000', method: 'TEXT_QUERY_METHOD_EQUALS' } },
+            { notQuery: {} },
             { nickNameQuery: { nickName: 'a' } },
-            { inUserIdsQuery: { userIds: ['1'] } },
+            { inUserIdsQuery: { userIds: ['1', 'x'.repeat(201)] } },
             { stateQuery: { state: 'USER_STATE_DELETED' } },
           ],
         });
@@ -313,14 +337,14 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
             'query.limit',
             'query.offset',
             'sorting_column',
-            'queries[0].or_query',
+            'queries[0].or_query.queries[1].nick_name_query',
             'queries[1].user_name_query.user_name',
-            'queries[2].and_query.queries[0].not_query',
+            'queries[2].and_query.queries[0].not_query.query.nick_name_query',
             'queries[2].and_query.queries[1].email_query.method',
-            'queries[3].first_name_query.method',
-            'queries[4].login_name_query',
+            'queries[3].first_name_query.first_name',
+            'queries[4].not_query.query',
             'queries[5].nick_name_query',
-            'queries[6].in_user_ids_query',
+            'queries[6].in_user_ids_query.user_ids[1]',
             'queries[7].state_query.state',
           ].sort(),
         );
@@ -379,6 +403,49 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       });
     });
 
+    describe('limits: nesting, conditions and list values, refused before anything is read', () => {
+      const userName = { userNameQuery: { userName: 'ada', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } };
+      /** `levels` or_query / not_query nested in each other around a user name query. */
+      const nested = (levels: number): JsonObject => {
+        let query: JsonObject = userName;
+        for (let i = 0; i < levels; i++) query = i % 2 ? { notQuery: { query } } : { orQuery: { queries: [query] } };
+        return query;
+      };
+      const pathOf = (levels: number) =>
+        Array.from({ length: levels }, (_, i) => ((levels - 1 - i) % 2 ? 'not_query.query' : 'or_query.queries[0]')).join('.');
+
+      it.each(KINDS)(`or/not nested ${MAX_FILTER_DEPTH} deep are served, one more is refused naming the query past the limit (%s)`, async (kind) => {
+        const deep = ok(await list('v2', kind, ...inOrg('v2', { query: { limit: MAX_PAGE, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [nested(MAX_FILTER_DEPTH)] })));
+        // An even number of not_query around the user name: the users it names.
+        const selects = MAX_FILTER_DEPTH % 4 < 2 ? (m: Model) => m.username.startsWith('ada') : (m: Model) => !m.username.startsWith('ada');
+        expect(deep.ids).toEqual(ordered(models.filter(selects), 'USER_FIELD_NAME_USER_NAME', true).slice(0, MAX_PAGE));
+        const tooDeep = refused(await list('v2', kind, ...inOrg('v2', { queries: [nested(MAX_FILTER_DEPTH + 1)] })));
+        expect(tooDeep).toMatchObject({ code: Code.InvalidArgument, fields: [`queries[0].${pathOf(MAX_FILTER_DEPTH + 1)}`] });
+      });
+
+      it(`${MAX_FILTER_CONDITIONS} conditions are served, more are refused; a list of hundreds costs no more than the limit`, async () => {
+        // Each state query beyond the first is a condition of its own (the same field, ANDed).
+        const states = (n: number) => Array.from({ length: n }, () => ({ stateQuery: { state: 'USER_STATE_ACTIVE' } }));
+        const fits = ok(await list('v1', 'grpc', { query: { limit: 1 }, queries: states(MAX_FILTER_CONDITIONS) }, { org: orgId }));
+        expect(fits.total).toBe(BigInt(models.filter((m) => m.state === 'USER_STATE_ACTIVE').length));
+        expect(refused(await list('v1', 'grpc', { queries: states(MAX_FILTER_CONDITIONS + 1) }, { org: orgId }))).toEqual({ code: Code.InvalidArgument, fields: ['queries'] });
+        const wide = refused(await list('v2', 'connect', { queries: [{ orQuery: { queries: states(900) } }] }, { org: orgId }));
+        expect(wide).toEqual({ code: Code.InvalidArgument, fields: ['queries[0].or_query'] });
+      });
+
+      it(`in_user_ids_query of ${MAX_FILTER_VALUES} ids lists the users among them; more values in all lists are refused`, async () => {
+        const seeded = models.filter((_, i) => i % 9 === 0).map((m) => m.id);
+        const ids = [...seeded, ...Array.from({ length: MAX_FILTER_VALUES - seeded.length }, (_, i) => `unknown-${i}`)];
+        for (const kind of KINDS) {
+          const res = ok(await list('v2', kind, ...inOrg('v2', { query: { limit: MAX_PAGE, asc: true }, sortingColumn: 'USER_FIELD_NAME_CREATION_DATE', queries: [{ inUserIdsQuery: { userIds: ids } }] })));
+          expect(res.ids).toEqual(ordered(models.filter((m) => seeded.includes(m.id)), 'USER_FIELD_NAME_CREATION_DATE', true));
+          expect(res.total).toBe(BigInt(seeded.length));
+        }
+        const over: JsonObject[] = [{ inUserIdsQuery: { userIds: ids } }, { inUserEmailsQuery: { userEmails: ['ada0@example.org'] } }];
+        expect(refused(await list('v1', 'rest', { queries: over }, { org: orgId }))).toEqual({ code: Code.InvalidArgument, fields: ['queries[1].in_user_emails_query.user_emails'], status: 400 });
+      });
+    });
+
     describe('the organization', () => {
       it('v2 without an organization query: the header when sent, else the caller’s own organization', async () => {
         const own = ok(await list('v2', 'grpc', { query: { limit: MAX_PAGE } }));
@@ -389,14 +456,29 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
         expect(ownV1.ids).toEqual([gw.adminId]);
       });
 
-      it('an organization that does not exist, by query or header, is PERMISSION_DENIED; two organization queries, an empty one, or an empty query are refused', async () => {
+      it('an organization that does not exist, by query or header, is PERMISSION_DENIED; two organization queries, an empty one, one inside or/not, or an empty query are refused', async () => {
         const unknown = { queries: [{ organizationIdQuery: { organizationId: 'no-such-org' } }] };
         expect(refused(await list('v2', 'grpc', unknown)).code).toBe(Code.PermissionDenied);
         expect(refused(await list('v1', 'grpc', {}, { org: 'no-such-org' })).code).toBe(Code.PermissionDenied);
-        const twice: JsonObject = { queries: [{ organizationIdQuery: { organizationId: orgId } }, { organizationIdQuery: { organizationId: orgId } }, { organizationIdQuery: { organizationId: '' } }, {}] };
+        const twice: JsonObject = {
+          queries: [
+            { organizationIdQuery: { organizationId: orgId } },
+            { organizationIdQuery: { organizationId: orgId } },
+            { organizationIdQuery: { organizationId: '' } },
+            {},
+            { orQuery: { queries: [{ organizationIdQuery: { organizationId: orgId } }] } },
+            { notQuery: { query: { organizationIdQuery: { organizationId: orgId } } } },
+          ],
+        };
         expect(refused(await list('v2', 'rest', twice))).toEqual({
           code: Code.InvalidArgument,
-          fields: ['queries[1].organization_id_query', 'queries[2].organization_id_query.organization_id', 'queries[3]'],
+          fields: [
+            'queries[1].organization_id_query',
+            'queries[2].organization_id_query.organization_id',
+            'queries[3]',
+            'queries[4].or_query.queries[0].organization_id_query',
+            'queries[5].not_query.query.organization_id_query',
+          ],
           status: 400,
         });
       });

@@ -3,12 +3,12 @@
 import { INSTANCE_ID } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { fold, type TextMatch, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
+import { fold, type TextMatch, type UserConditions, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
 import { settleReads, takeReads, type CommandContext } from './context.ts';
 import { snapshotWeight } from '../store/weight.ts';
 import { ReadLimitError } from '../errors.ts';
-import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserSearchInput } from './user-search-inputs.ts';
+import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserConditionsInput, type UserSearchInput } from './user-search-inputs.ts';
 
 export interface UserPage {
   edges: { node: Snapshot<User>; cursor: string }[];
@@ -21,21 +21,34 @@ const match = (m: { op?: TextMatch['op'] | null; value: string } | null | undefi
   m ? { op: m.op ?? 'EXACT', value: fold(m.value) } : undefined;
 const prefix = (v: string | null | undefined) => (v === null || v === undefined ? undefined : fold(v));
 
-function toFilter(f: UserSearchInput['filter'], orgId: string | undefined): UserFilter {
-  const filter: UserFilter = {
-    orgId,
-    username: match(f?.username),
-    email: match(f?.email),
-    displayNamePrefix: prefix(f?.displayNamePrefix),
-    firstNamePrefix: prefix(f?.firstNamePrefix),
-    lastNamePrefix: prefix(f?.lastNamePrefix),
-    state: f?.state ?? undefined,
-    emailVerified: f?.emailVerified ?? undefined,
-    createdFrom: f?.createdAfter ?? undefined,
-    createdTo: f?.createdBefore ?? undefined,
+/** The input's conditions for the store: text folded, nested ones likewise, absent fields left out. */
+function toConditions(c: UserConditionsInput): UserConditions {
+  const conditions: UserConditions = {
+    username: match(c.username),
+    email: match(c.email),
+    displayName: match(c.displayName),
+    firstName: match(c.firstName),
+    lastName: match(c.lastName),
+    displayNamePrefix: prefix(c.displayNamePrefix),
+    firstNamePrefix: prefix(c.firstNamePrefix),
+    lastNamePrefix: prefix(c.lastNamePrefix),
+    state: c.state ?? undefined,
+    emailVerified: c.emailVerified ?? undefined,
+    createdFrom: c.createdAfter ?? undefined,
+    createdTo: c.createdBefore ?? undefined,
+    ids: c.ids ? [...new Set(c.ids)] : undefined,
+    emails: c.emails ? [...new Set(c.emails.map(fold))] : undefined,
+    allOf: c.allOf?.map(toConditions),
+    anyOf: c.anyOf?.map(toConditions),
+    not: c.not ? toConditions(c.not) : undefined,
   };
   // Absent fields left out, so that the scope of a cursor does not depend on how they were absent.
-  return Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined)) as UserFilter;
+  return Object.fromEntries(Object.entries(conditions).filter(([, v]) => v !== undefined)) as UserConditions;
+}
+
+function toFilter(f: UserSearchInput['filter'], orgId: string | undefined): UserFilter {
+  const conditions = f ? toConditions(f) : {};
+  return orgId === undefined ? conditions : { orgId, ...conditions };
 }
 
 /** The sort's value of a user (the folded username, or a time) and its id: a cursor's key. */

@@ -1,7 +1,7 @@
 // User search over snapshots held in memory (the embedded store): a scan that
 // filters and sorts with the semantics written down in src/store/read-models.ts.
 import type { EventStore, Snapshot, UserProjection } from './port.ts';
-import type { TextMatch, UserFilter, UserKey, UserSearch, UserSearchFields } from './read-models.ts';
+import type { TextMatch, UserConditions, UserFilter, UserKey, UserSearch, UserSearchFields } from './read-models.ts';
 import { userKey } from './read-models.ts';
 import { snapshotWeight } from './weight.ts';
 import { ReadLimitError } from '../errors.ts';
@@ -28,7 +28,16 @@ export function compareKeys(a: UserKey, b: UserKey): number {
 }
 
 function matches(field: string, m: TextMatch): boolean {
-  return m.op === 'EXACT' ? field === m.value : m.op === 'PREFIX' ? field.startsWith(m.value) : field.includes(m.value);
+  switch (m.op) {
+    case 'EXACT':
+      return field === m.value;
+    case 'PREFIX':
+      return field.startsWith(m.value);
+    case 'SUFFIX':
+      return field.endsWith(m.value);
+    default:
+      return field.includes(m.value);
+  }
 }
 
 interface Row {
@@ -36,20 +45,48 @@ interface Row {
   fields: UserSearchFields;
 }
 
-function passes(f: UserFilter, { snapshot, fields }: Row): boolean {
-  const created = snapshot.creationDate.getTime();
-  return (
-    (f.orgId === undefined || snapshot.resourceOwner === f.orgId) &&
-    (!f.username || matches(fields.username, f.username)) &&
-    (!f.email || matches(fields.email, f.email)) &&
-    (f.displayNamePrefix === undefined || fields.displayName.startsWith(f.displayNamePrefix)) &&
-    (f.firstNamePrefix === undefined || fields.firstName.startsWith(f.firstNamePrefix)) &&
-    (f.lastNamePrefix === undefined || fields.lastName.startsWith(f.lastNamePrefix)) &&
-    (f.state === undefined || fields.state === f.state) &&
-    (f.emailVerified === undefined || fields.emailVerified === f.emailVerified) &&
-    (!f.createdFrom || created >= f.createdFrom.getTime()) &&
-    (!f.createdTo || created < f.createdTo.getTime())
-  );
+type Test = (row: Row) => boolean;
+
+/** The conditions as one test, compiled once per search (the id and email lists as sets). */
+function compile(c: UserConditions): Test {
+  const tests: Test[] = [];
+  const text = (pick: (f: UserSearchFields) => string, m: TextMatch | undefined) => m && tests.push((r) => matches(pick(r.fields), m));
+  const prefix = (pick: (f: UserSearchFields) => string, p: string | undefined) => p !== undefined && text(pick, { op: 'PREFIX', value: p });
+  text((f) => f.username, c.username);
+  text((f) => f.email, c.email);
+  text((f) => f.displayName, c.displayName);
+  text((f) => f.firstName, c.firstName);
+  text((f) => f.lastName, c.lastName);
+  prefix((f) => f.displayName, c.displayNamePrefix);
+  prefix((f) => f.firstName, c.firstNamePrefix);
+  prefix((f) => f.lastName, c.lastNamePrefix);
+  if (c.state !== undefined) tests.push((r) => r.fields.state === c.state);
+  if (c.emailVerified !== undefined) tests.push((r) => r.fields.emailVerified === c.emailVerified);
+  if (c.createdFrom) tests.push((r) => r.snapshot.creationDate.getTime() >= c.createdFrom!.getTime());
+  if (c.createdTo) tests.push((r) => r.snapshot.creationDate.getTime() < c.createdTo!.getTime());
+  if (c.ids) {
+    const ids = new Set(c.ids);
+    tests.push((r) => ids.has(r.snapshot.id));
+  }
+  if (c.emails) {
+    const emails = new Set(c.emails);
+    tests.push((r) => emails.has(r.fields.email));
+  }
+  if (c.allOf) tests.push(...c.allOf.map(compile));
+  if (c.anyOf) {
+    const any = c.anyOf.map(compile);
+    tests.push((r) => any.some((t) => t(r)));
+  }
+  if (c.not) {
+    const not = compile(c.not);
+    tests.push((r) => !not(r));
+  }
+  return (r) => tests.every((t) => t(r));
+}
+
+function compileFilter(f: UserFilter): Test {
+  const conditions = compile(f);
+  return (r) => (f.orgId === undefined || r.snapshot.resourceOwner === f.orgId) && conditions(r);
 }
 
 /**
@@ -63,11 +100,12 @@ export function createMemoryUserSearch(
   const cache = new WeakMap<Snapshot<unknown>, UserSearchFields>();
   function* rows(filter: UserFilter): Generator<Row> {
     if (!project) throw new Error('user search needs the userFields option');
+    const passes = compileFilter(filter);
     for (const snapshot of users()) {
       let fields = cache.get(snapshot);
       if (!fields) cache.set(snapshot, (fields = project(snapshot.state)));
       const row = { snapshot, fields };
-      if (passes(filter, row)) yield row;
+      if (passes(row)) yield row;
     }
   }
 

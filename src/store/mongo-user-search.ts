@@ -4,7 +4,7 @@
 // the queries, and the backfill of documents written before the fields existed.
 import type { Collection, Document, Filter, IndexDescription, Sort } from 'mongodb';
 import type { UserProjection } from './port.ts';
-import type { TextMatch, UserFilter, UserKey, UserSearch, UserSortField } from './read-models.ts';
+import type { TextMatch, UserConditions, UserFilter, UserKey, UserSearch, UserSortField } from './read-models.ts';
 
 /** The sub-document of a user state document that searches look at. */
 export const SEARCH_FIELD = 'search';
@@ -47,32 +47,49 @@ export async function ensureUserSearchIndexes(users: Collection<Document>): Prom
   if (missing.length > 0) await users.createIndexes(missing);
 }
 
+const and = (all: Filter<Document>[]): Filter<Document> => (all.length === 0 ? {} : all.length === 1 ? all[0]! : { $and: all });
+
 const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // PREFIX is an anchored, case-sensitive regex on the folded field: MongoDB turns it
-// into an index range. CONTAINS cannot use one, but runs on the index keys.
+// into an index range. CONTAINS and SUFFIX cannot use one, but run on the index keys.
+// SUFFIX ends in \z, not $: $ also matches before a final newline.
 function text(path: string, match: TextMatch): Filter<Document> {
   const escaped = escapeRegex(match.value);
   if (match.op === 'EXACT') return { [path]: match.value };
-  return { [path]: { $regex: match.op === 'PREFIX' ? `^${escaped}` : escaped } };
+  const pattern = match.op === 'PREFIX' ? `^${escaped}` : match.op === 'SUFFIX' ? `${escaped}\\z` : escaped;
+  return { [path]: { $regex: pattern } };
 }
 
-function conditions(f: UserFilter): Filter<Document>[] {
-  const all: Filter<Document>[] = [];
+/** Matches no document when empty (MongoDB refuses an empty $or). The driver types _id as an ObjectId; ids here are strings. */
+const idIn = (ids: readonly string[]) => ({ _id: { $in: ids } }) as unknown as Filter<Document>;
+const NOTHING = idIn([]);
+
+function conditions(c: UserConditions, all: Filter<Document>[] = []): Filter<Document>[] {
   const field = (name: string) => `${SEARCH_FIELD}.${name}`;
-  if (f.orgId !== undefined) all.push({ resourceOwner: f.orgId });
-  if (f.username) all.push(text(field('username'), f.username));
-  if (f.email) all.push(text(field('email'), f.email));
-  if (f.displayNamePrefix !== undefined) all.push(text(field('displayName'), { op: 'PREFIX', value: f.displayNamePrefix }));
-  if (f.firstNamePrefix !== undefined) all.push(text(field('firstName'), { op: 'PREFIX', value: f.firstNamePrefix }));
-  if (f.lastNamePrefix !== undefined) all.push(text(field('lastName'), { op: 'PREFIX', value: f.lastNamePrefix }));
-  if (f.state !== undefined) all.push({ [field('state')]: f.state });
-  if (f.emailVerified !== undefined) all.push({ [field('emailVerified')]: f.emailVerified });
-  if (f.createdFrom || f.createdTo) {
-    all.push({ creationDate: { ...(f.createdFrom && { $gte: f.createdFrom }), ...(f.createdTo && { $lt: f.createdTo }) } });
+  if (c.username) all.push(text(field('username'), c.username));
+  if (c.email) all.push(text(field('email'), c.email));
+  if (c.displayName) all.push(text(field('displayName'), c.displayName));
+  if (c.firstName) all.push(text(field('firstName'), c.firstName));
+  if (c.lastName) all.push(text(field('lastName'), c.lastName));
+  if (c.displayNamePrefix !== undefined) all.push(text(field('displayName'), { op: 'PREFIX', value: c.displayNamePrefix }));
+  if (c.firstNamePrefix !== undefined) all.push(text(field('firstName'), { op: 'PREFIX', value: c.firstNamePrefix }));
+  if (c.lastNamePrefix !== undefined) all.push(text(field('lastName'), { op: 'PREFIX', value: c.lastNamePrefix }));
+  if (c.state !== undefined) all.push({ [field('state')]: c.state });
+  if (c.emailVerified !== undefined) all.push({ [field('emailVerified')]: c.emailVerified });
+  if (c.createdFrom || c.createdTo) {
+    all.push({ creationDate: { ...(c.createdFrom && { $gte: c.createdFrom }), ...(c.createdTo && { $lt: c.createdTo }) } });
   }
+  // One index lookup per id (the _id index), per email (search_org_email with the organization).
+  if (c.ids) all.push(idIn(c.ids));
+  if (c.emails) all.push({ [field('email')]: { $in: c.emails } });
+  for (const sub of c.allOf ?? []) conditions(sub, all);
+  if (c.anyOf) all.push(c.anyOf.length > 0 ? { $or: c.anyOf.map((sub) => and(conditions(sub))) } : NOTHING);
+  if (c.not) all.push({ $nor: [and(conditions(c.not))] });
   return all;
 }
+
+const filterConditions = (f: UserFilter): Filter<Document>[] => conditions(f, f.orgId !== undefined ? [{ resourceOwner: f.orgId }] : []);
 
 /**
  * Rows after (value, id): `$or: [{v > value}, {v = value, _id > id}]` (mirrored for
@@ -85,16 +102,22 @@ function after(path: string, key: UserKey, descending: boolean): Filter<Document
   return [{ [path]: { [from]: value } }, { $or: [{ [path]: { [beyond]: value } }, { [path]: value, _id: { [beyond]: key.id } }] }];
 }
 
-const and = (all: Filter<Document>[]): Filter<Document> => (all.length === 0 ? {} : all.length === 1 ? all[0]! : { $and: all });
 
-export const userFilterQuery = (filter: UserFilter): Filter<Document> => and(conditions(filter));
+/** True when an id list must hold (at the top, or in an allOf there). */
+const listsIds = (c: UserConditions): boolean => c.ids !== undefined || (c.allOf ?? []).some(listsIds);
 
-export function userSearchQuery(search: UserSearch): { filter: Filter<Document>; sort: Sort } {
+export const userFilterQuery = (filter: UserFilter): Filter<Document> => and(filterConditions(filter));
+
+export function userSearchQuery(search: UserSearch): { filter: Filter<Document>; sort: Sort; hint?: Document } {
   const path = sortPath[search.sort];
-  const all = conditions(search.filter);
+  const all = filterConditions(search.filter);
   if (search.after) all.push(...after(path, search.after, search.descending));
   const direction = search.descending ? -1 : 1;
-  return { filter: and(all), sort: { [path]: direction, _id: direction } };
+  // An id list bounds the rows to its length: looked up in _id and sorted, rather than the
+  // organization's range of the order's index walked to save the sort (which a planner may
+  // prefer when it cannot tell how many users the organization has).
+  const hint = listsIds(search.filter) ? { _id: 1 } : undefined;
+  return { filter: and(all), sort: { [path]: direction, _id: direction }, ...(hint && { hint }) };
 }
 
 /**

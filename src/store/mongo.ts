@@ -660,9 +660,9 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         if (search.limit <= 0) return [];
         await prepareSearch();
         return runRead(async (signal) => {
-          const { filter, sort } = userSearchQuery(search);
+          const { filter, sort, hint } = userSearchQuery(search);
           const cursor = states('user')
-            .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 }, signal })
+            .find(filter as Filter<StateDoc>, { projection: { [SEARCH_FIELD]: 0 }, signal, ...(hint && { hint }) })
             .sort(sort)
             .limit(search.limit);
           const docs = await withinBudget(cursor, search.maxBytes);

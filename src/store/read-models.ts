@@ -23,20 +23,27 @@ export const fold = (s: string): string => s.normalize('NFKC').toLowerCase();
 /**
  * Case-insensitive text matching; `value` is already folded. Literal, code point by code
  * point, with no wildcards: EXACT is equality, PREFIX "the field starts with value",
- * CONTAINS "value is a substring of the field" (PREFIX and CONTAINS with an empty value
- * match every row).
+ * SUFFIX "the field ends with value", CONTAINS "value is a substring of the field"
+ * (PREFIX, SUFFIX and CONTAINS with an empty value match every row).
  */
 export interface TextMatch {
-  op: 'EXACT' | 'PREFIX' | 'CONTAINS';
+  op: 'EXACT' | 'PREFIX' | 'SUFFIX' | 'CONTAINS';
   value: string;
 }
 
-export interface UserFilter {
-  /** The owning organization; undefined searches every organization (instance roles only). */
-  orgId?: string;
+/**
+ * Conditions on a user, all of which must hold (an empty object: every user). They nest:
+ * `allOf` (every one holds), `anyOf` (at least one holds; an empty list: none) and `not`
+ * (it does not hold), the wire's and/or/not queries. How deep and how many is bounded by
+ * the command (user-search-inputs.ts), not here.
+ */
+export interface UserConditions {
   username?: TextMatch;
   email?: TextMatch;
-  /** Prefixes, folded. */
+  displayName?: TextMatch;
+  firstName?: TextMatch;
+  lastName?: TextMatch;
+  /** Prefixes, folded (the GraphQL filter's; the same as a PREFIX match above). */
   displayNamePrefix?: string;
   firstNamePrefix?: string;
   lastNamePrefix?: string;
@@ -45,6 +52,18 @@ export interface UserFilter {
   /** creationDate >= createdFrom and < createdTo. */
   createdFrom?: Date;
   createdTo?: Date;
+  /** The user's id is one of these (an empty list: none): one index lookup per id. */
+  ids?: string[];
+  /** The folded email is one of these, exactly (an empty list: none). */
+  emails?: string[];
+  allOf?: UserConditions[];
+  anyOf?: UserConditions[];
+  not?: UserConditions;
+}
+
+export interface UserFilter extends UserConditions {
+  /** The owning organization; undefined searches every organization (instance roles only). */
+  orgId?: string;
 }
 
 export type UserSortField = 'USERNAME' | 'CREATION_DATE' | 'CHANGE_DATE';

@@ -3,21 +3,23 @@
 // command's input and of its pages to the response, nothing more. The command's rules, limits
 // and permission (user.read in the acting organization) apply as on GraphQL's Query.users.
 //
-// Queries (a list: all must hold; and_query flattened into it):
+// Queries (a list: all must hold), as the command's filter conditions (src/store/read-models.ts):
 // - user_name_query and login_name_query (a user's only login name here is its username),
-//   email_query: the search's username / email match; EQUALS(_IGNORE_CASE) is EXACT,
-//   STARTS_WITH(_IGNORE_CASE) PREFIX, CONTAINS(_IGNORE_CASE) CONTAINS. The search compares
-//   text case-insensitively (after NFKC folding), so the case-sensitive methods answer what
-//   their _IGNORE_CASE twins answer: a superset of ZITADEL's answer when case differs.
-// - first_name_query, last_name_query, display_name_query: STARTS_WITH(_IGNORE_CASE) only,
-//   the search's name prefixes (case-insensitive, as above).
+//   email_query, first_name_query, last_name_query, display_name_query: text matches. EQUALS is
+//   EXACT, STARTS_WITH PREFIX, ENDS_WITH SUFFIX, CONTAINS CONTAINS, each with its _IGNORE_CASE
+//   twin. The search compares text case-insensitively (after NFKC folding), so the case-sensitive
+//   methods answer what their twins answer: a superset of ZITADEL's answer when case differs.
+// - in_user_ids_query: the users with those ids (one index lookup per id, in one query);
+//   in_user_emails_query: those emails, exactly (folded as above). An empty list matches none.
 // - state_query: the state by its name (the command accepts the states users have here).
-// - type_query: every user here is human; TYPE_HUMAN matches them all, any other type none
-//   (an empty answer, after the command has checked the caller and the input).
+// - type_query: every user here is human; TYPE_HUMAN matches them all, any other type none.
+// - and_query, or_query, not_query: the conditions' allOf (a field queried twice goes there
+//   too), anyOf (an empty or_query matches none, as in ZITADEL) and not. The command bounds how
+//   deep they nest, how many there are and how many list values (user-search-inputs.ts).
 // - organization_id_query (v2): the acting organization, as x-zitadel-orgid is for v1; without
-//   it, v2 acts as v1 does: the header when sent, else the caller's own organization.
-// - anything else (or_query, not_query, in_user_ids_query, in_user_emails_query, nick_name_query,
-//   phone_query, ENDS_WITH methods, one field queried twice) is INVALID_ARGUMENT naming it.
+//   it, v2 acts as v1 does: the header when sent, else the caller's own organization. Once, and
+//   not inside or_query or not_query (it chooses where to search, and the permission checked).
+// - nick_name_query and phone_query: INVALID_ARGUMENT naming them (no search field holds them).
 // Every refusal is found before anything is read, and listed with the command's own input
 // violations, all in the request's field names (`queries[0].user_name_query.user_name`).
 //
@@ -50,6 +52,7 @@ import { searchUsers, type UserPage } from '../commands/user-search.ts';
 import { DEFAULT_PAGE, MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
 import { AppError, BAD_REQUEST_TYPE, invalidArgument, readTooLarge, type FieldViolation } from '../errors.ts';
 import type { User } from '../model/users.ts';
+import type { TextMatch } from '../store/read-models.ts';
 import type { Snapshot } from '../store/port.ts';
 import { UNSUPPORTED } from './convert.ts';
 import { userMessageV2 } from './user-message.ts';
@@ -58,24 +61,32 @@ import { userV1 } from './users-v1.ts';
 /** The deepest offset served: ten of the command's largest pages walked, then the page asked for. */
 export const MAX_OFFSET = 10 * MAX_PAGE;
 
-type Op = 'EXACT' | 'PREFIX' | 'CONTAINS';
-
 /** zitadel.v1.TextQueryMethod and zitadel.object.v2.TextQueryMethod (same names and numbers), as the search's operators. */
-const TEXT_OPS: Record<string, Op> = {
+const TEXT_OPS: Record<string, TextMatch['op']> = {
   TEXT_QUERY_METHOD_EQUALS: 'EXACT',
   TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE: 'EXACT',
   TEXT_QUERY_METHOD_STARTS_WITH: 'PREFIX',
   TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE: 'PREFIX',
   TEXT_QUERY_METHOD_CONTAINS: 'CONTAINS',
   TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE: 'CONTAINS',
+  TEXT_QUERY_METHOD_ENDS_WITH: 'SUFFIX',
+  TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE: 'SUFFIX',
 };
 
-/** Text queries (oneof case of SearchQuery) and the command filter field each one sets. */
-const MATCH_QUERIES: Record<string, 'username' | 'email'> = { userNameQuery: 'username', loginNameQuery: 'username', emailQuery: 'email' };
-const PREFIX_QUERIES: Record<string, 'firstNamePrefix' | 'lastNamePrefix' | 'displayNamePrefix'> = {
-  firstNameQuery: 'firstNamePrefix',
-  lastNameQuery: 'lastNamePrefix',
-  displayNameQuery: 'displayNamePrefix',
+/** Text queries (oneof case of SearchQuery) and the command's condition each one sets. */
+const TEXT_QUERIES: Record<string, string> = {
+  userNameQuery: 'username',
+  loginNameQuery: 'username',
+  emailQuery: 'email',
+  firstNameQuery: 'firstName',
+  lastNameQuery: 'lastName',
+  displayNameQuery: 'displayName',
+};
+
+/** Queries the gateway has no search field for, and why. */
+const REFUSED: Record<string, string> = {
+  nickNameQuery: `${UNSUPPORTED}: nick names are not among the searched fields`,
+  phoneQuery: `${UNSUPPORTED}: phone numbers are not among the searched fields`,
 };
 
 /** zitadel.user.v1 / v2 UserFieldName (same names) as the search's order; unlisted columns are refused. */
@@ -96,18 +107,18 @@ interface AnyListRequest {
   queries: AnyQuery[];
 }
 
+/** The command's conditions (user-search-inputs.ts) as they are built. */
+type Conditions = Record<string, unknown>;
+
 /** What the request says, for the command; refusals collected, command field paths renamed to the request's. */
 interface Translation {
-  filter: Record<string, unknown>;
-  /** organization_id_query (v2). */
+  filter: Conditions;
+  /** organization_id_query (v2), and the request path that named it. */
   orgId?: string;
-  /** A type no user here has: nothing matches. */
-  noneMatch: boolean;
+  orgBy?: string;
   violations: FieldViolation[];
   /** Command field path (`filter.username.value`) -> request field path. */
   renames: Map<string, string>;
-  /** Command filter field -> the request path that set it (a field is queried once). */
-  setBy: Map<string, string>;
 }
 
 const nameOf = (desc: DescEnum | undefined, n: number) => desc?.value[n]?.name ?? String(n);
@@ -117,68 +128,97 @@ function partsOf(message: DescMessage): { value: DescField; method?: DescField }
   return { value: message.fields.find((f) => f.number === 1)!, method: message.fields.find((f) => f.name === 'method') };
 }
 
-function translateQueries(schema: DescMessage, queries: readonly AnyQuery[], path: string, t: Translation): void {
-  queries.forEach((q, i) => {
-    const at = `${path}[${i}]`;
-    const kind = q.query.case;
-    const field = kind ? schema.fields.find((f) => f.localName === kind) : undefined;
-    if (!kind || !field || field.fieldKind !== 'message') {
-      t.violations.push({ field: at, description: 'must set one of its queries' });
+/**
+ * Where a condition named `key` goes in `into` (at command path `at`): into itself when it
+ * has none yet, else into a new member of its allOf (the same field queried twice, ANDed).
+ */
+function slot(into: Conditions, at: string, key: string, t: Translation, by: string): { into: Conditions; at: string } {
+  if (!(key in into)) return { into, at };
+  // The list named as the request list the queries came from (a limit on it names that).
+  if (!into.allOf) t.renames.set(`${at}.allOf`, t.renames.get(at) ?? 'queries');
+  const allOf = ((into.allOf as Conditions[] | undefined) ??= []);
+  const member: Conditions = {};
+  const path = `${at}.allOf.${allOf.length}`;
+  allOf.push(member);
+  t.renames.set(path, by);
+  return { into: member, at: path };
+}
+
+/**
+ * A list of queries (all must hold) into the conditions `into` at command path `at`. `top`:
+ * the request's own list (or an and_query in it), where organization_id_query may stand.
+ */
+function translateQueries(schema: DescMessage, queries: readonly AnyQuery[], path: string, into: Conditions, at: string, top: boolean, t: Translation): void {
+  queries.forEach((q, i) => translateQuery(schema, q, `${path}[${i}]`, into, at, top, t));
+}
+
+function translateQuery(schema: DescMessage, q: AnyQuery, reqPath: string, into: Conditions, at: string, top: boolean, t: Translation): void {
+  const kind = q.query.case;
+  const field = kind ? schema.fields.find((f) => f.localName === kind) : undefined;
+  if (!kind || !field || field.fieldKind !== 'message') {
+    t.violations.push({ field: reqPath, description: 'must set one of its queries' });
+    return;
+  }
+  const fieldPath = `${reqPath}.${field.name}`;
+  const value = q.query.value as Record<string, unknown>;
+  const parts = partsOf(field.message);
+  const set = (key: string, v: unknown, valueRename?: string) => {
+    const where = slot(into, at, key, t, fieldPath);
+    where.into[key] = v;
+    t.renames.set(`${where.at}.${key}`, valueRename ?? fieldPath);
+    return `${where.at}.${key}`;
+  };
+
+  if (kind === 'andQuery') {
+    translateQueries(schema, (value as { queries: AnyQuery[] }).queries, `${fieldPath}.queries`, into, at, top, t);
+  } else if (kind === 'orQuery') {
+    const branches: Conditions[] = [];
+    const anyOf = set('anyOf', branches);
+    (value as { queries: AnyQuery[] }).queries.forEach((sub, k) => {
+      const branch: Conditions = {};
+      branches.push(branch);
+      t.renames.set(`${anyOf}.${k}`, `${fieldPath}.queries[${k}]`);
+      translateQuery(schema, sub, `${fieldPath}.queries[${k}]`, branch, `${anyOf}.${k}`, false, t);
+    });
+  } else if (kind === 'notQuery') {
+    const inner = (value as { query?: AnyQuery }).query;
+    if (!inner) {
+      t.violations.push({ field: `${fieldPath}.query`, description: 'must be given' });
       return;
     }
-    const fieldPath = `${at}.${field.name}`;
-    const value = q.query.value as Record<string, unknown>;
-    const parts = partsOf(field.message);
-    const claim = (key: string): boolean => {
-      const previous = t.setBy.get(key);
-      if (previous === undefined) {
-        t.setBy.set(key, fieldPath);
-        return true;
-      }
-      t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} beside ${previous}: one query per field` });
-      return false;
-    };
-    const method = () => nameOf(parts.method?.enum, value[parts.method!.localName] as number);
-
-    if (kind === 'andQuery') {
-      translateQueries(schema, (value as { queries: AnyQuery[] }).queries, `${fieldPath}.queries`, t);
-    } else if (MATCH_QUERIES[kind]) {
-      const key = MATCH_QUERIES[kind];
-      const op = TEXT_OPS[method()];
-      if (!op) t.violations.push({ field: `${fieldPath}.method`, description: `${method()} ${UNSUPPORTED}` });
-      else if (claim(key)) {
-        t.filter[key] = { op, value: value[parts.value.localName] };
-        t.renames.set(`filter.${key}`, fieldPath);
-        t.renames.set(`filter.${key}.value`, `${fieldPath}.${parts.value.name}`);
-        t.renames.set(`filter.${key}.op`, `${fieldPath}.method`);
-      }
-    } else if (PREFIX_QUERIES[kind]) {
-      const key = PREFIX_QUERIES[kind];
-      if (TEXT_OPS[method()] !== 'PREFIX') {
-        t.violations.push({
-          field: `${fieldPath}.method`,
-          description: `${method()} ${UNSUPPORTED} for this query (TEXT_QUERY_METHOD_STARTS_WITH and TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE are)`,
-        });
-      } else if (claim(key)) {
-        t.filter[key] = value[parts.value.localName];
-        t.renames.set(`filter.${key}`, `${fieldPath}.${parts.value.name}`);
-      }
-    } else if (kind === 'stateQuery') {
-      if (claim('state')) {
-        t.filter.state = nameOf(parts.value.enum, value[parts.value.localName] as number);
-        t.renames.set('filter.state', `${fieldPath}.${parts.value.name}`);
-      }
-    } else if (kind === 'typeQuery') {
-      if (claim('type') && nameOf(parts.value.enum, value[parts.value.localName] as number) !== 'TYPE_HUMAN') t.noneMatch = true;
-    } else if (kind === 'organizationIdQuery') {
-      const orgId = value[parts.value.localName] as string;
-      // The descriptor's rule (validate.rules min_len 1): the command has no field to check it.
-      if (orgId === '') t.violations.push({ field: `${fieldPath}.${parts.value.name}`, description: 'must not be empty' });
-      else if (claim('organization')) t.orgId = orgId;
-    } else {
-      t.violations.push({ field: fieldPath, description: UNSUPPORTED });
+    const negated: Conditions = {};
+    const not = set('not', negated, `${fieldPath}.query`);
+    translateQuery(schema, inner, `${fieldPath}.query`, negated, not, false, t);
+  } else if (TEXT_QUERIES[kind]) {
+    const method = nameOf(parts.method?.enum, value[parts.method!.localName] as number);
+    const op = TEXT_OPS[method];
+    if (!op) {
+      t.violations.push({ field: `${fieldPath}.method`, description: `${method} ${UNSUPPORTED}` });
+      return;
     }
-  });
+    const key = set(TEXT_QUERIES[kind], { op, value: value[parts.value.localName] });
+    t.renames.set(`${key}.value`, `${fieldPath}.${parts.value.name}`);
+    t.renames.set(`${key}.op`, `${fieldPath}.method`);
+  } else if (kind === 'inUserIdsQuery' || kind === 'inUserEmailsQuery') {
+    set(kind === 'inUserIdsQuery' ? 'ids' : 'emails', value[parts.value.localName], `${fieldPath}.${parts.value.name}`);
+  } else if (kind === 'stateQuery') {
+    set('state', nameOf(parts.value.enum, value[parts.value.localName] as number), `${fieldPath}.${parts.value.name}`);
+  } else if (kind === 'typeQuery') {
+    // Every user here is human: TYPE_HUMAN holds for all, any other type for none (an empty id list).
+    if (nameOf(parts.value.enum, value[parts.value.localName] as number) !== 'TYPE_HUMAN') set('ids', []);
+  } else if (kind === 'organizationIdQuery') {
+    const orgId = value[parts.value.localName] as string;
+    // The descriptor's rule (validate.rules min_len 1): the command has no field to check it.
+    if (orgId === '') t.violations.push({ field: `${fieldPath}.${parts.value.name}`, description: 'must not be empty' });
+    else if (!top) t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} inside or_query or not_query: it names the organization searched` });
+    else if (t.orgBy !== undefined) t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} beside ${t.orgBy}: one organization per search` });
+    else {
+      t.orgId = orgId;
+      t.orgBy = fieldPath;
+    }
+  } else {
+    t.violations.push({ field: fieldPath, description: REFUSED[kind] ?? UNSUPPORTED });
+  }
 }
 
 /** A command field path in the request's names: the longest renamed prefix, the rest as it is. */
@@ -186,7 +226,7 @@ function wireName(renames: Map<string, string>, path: string): string {
   const parts = path.split('.');
   for (let n = parts.length; n > 0; n--) {
     const head = renames.get(parts.slice(0, n).join('.'));
-    if (head !== undefined) return [head, ...parts.slice(n)].join('.');
+    if (head !== undefined) return parts.slice(n).reduce((out, part) => (/^\d+$/.test(part) ? `${out}[${part}]` : `${out}.${part}`), head);
   }
   return path;
 }
@@ -204,10 +244,10 @@ function renamed(err: unknown, renames: Map<string, string>): unknown {
 
 /** The users of a request of either version, in its order and window, and how many match in all. */
 async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum: DescEnum | undefined, req: AnyListRequest) {
-  const t: Translation = { filter: {}, noneMatch: false, violations: [], renames: new Map(), setBy: new Map() };
+  const t: Translation = { filter: {}, violations: [], renames: new Map() };
   t.renames.set('first', 'query.limit');
   t.renames.set('filter', 'queries');
-  translateQueries(searchQuery, req.queries, 'queries', t);
+  translateQueries(searchQuery, req.queries, 'queries', t.filter, 'filter', true, t);
 
   const column = nameOf(sortEnum, req.sortingColumn);
   const sort = SORTS[column];
@@ -238,10 +278,6 @@ async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum
       throw renamed(err, t.renames);
     });
 
-  if (t.noneMatch) {
-    await search({ first: 0 }); // the caller, its permission and the input, checked as for any search
-    return { users: [] as Snapshot<User>[], total: 0 };
-  }
   // The offset, in the command's own pages: each of its largest size, from the end cursor of the last.
   let after: string | undefined;
   for (let skipped = 0; skipped < offset; ) {

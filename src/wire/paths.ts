@@ -13,7 +13,8 @@ const MAY_BE_WIRE = ['/zitadel.', '/grpc.', '/auth/v1/', '/management/v1/', '/v2
  */
 export const mayBeWirePath = (path: string): boolean => MAY_BE_WIRE.some((p) => path.startsWith(p));
 
-const isRpcShaped = (path: string) => path.startsWith('/zitadel.') || path.startsWith('/grpc.');
+/** RPC paths, served or not (`/<package>.<Service>/<Method>`): no REST path starts so. */
+export const isRpcShaped = (path: string) => path.startsWith('/zitadel.') || path.startsWith('/grpc.');
 
 export function rpcProtocolOf(contentType: string | undefined): 'grpc' | 'grpc-web' | 'grpc-web-text' | 'connect' {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();

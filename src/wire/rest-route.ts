@@ -8,7 +8,7 @@ import type { Http2ServerResponse } from 'node:http2';
 import type { AppError } from '../errors.ts';
 import type { CorsSpec } from '../http/cors.ts';
 import { createWireHandler, isWirePath, wireServices, type NodeHandler, type NodeRequest, type WireOptions } from './index.ts';
-import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './paths.ts';
+import { isRpcShaped, mayBeWirePath, WIRE_CORS, wireProtocolOf } from './paths.ts';
 import { writeWireRefusal } from './refusal.ts';
 import { createRestHandler, type RestHandler } from './rest.ts';
 
@@ -23,12 +23,16 @@ type NodeResponse = ServerResponse | Http2ServerResponse;
 
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0] ?? '/';
 
+/** The RPC adapter's paths: the services it serves, and every other path of their shape, which it answers UNIMPLEMENTED. */
+const isRpcPath = (path: string) => isWirePath(path) || isRpcShaped(path);
+
 /**
  * A WireRoute: the RPC paths to connect-node, the REST paths (any verb: a wrong one answers 405
  * as grpc-gateway does) to the REST handler. It matches every path of the wire's shape
  * (mayBeWirePath), as the edge does before the wire is loaded (src/http/lazy-wire.ts): one the
  * wire does not serve is answered by the REST handler with grpc-gateway's 404 (code 5 "Not
- * Found"), never by GraphQL, whether the wire was loaded by then or not.
+ * Found") or, when it has an RPC path's shape, by the RPC adapter with UNIMPLEMENTED in the
+ * request's protocol; never by GraphQL, whether the wire was loaded by then or not.
  */
 export function createWireRoute(options: WireOptions): {
   matches(path: string): boolean;
@@ -43,9 +47,9 @@ export function createWireRoute(options: WireOptions): {
   return {
     rest,
     matches: (path) => mayBeWirePath(path) || isWirePath(path) || rest.matchesPath(path),
-    handler: (req, res, state) => (isWirePath(pathOf(req.url)) ? rpc(req, res, state) : rest.handler(req, res, state)),
+    handler: (req, res, state) => (isRpcPath(pathOf(req.url)) ? rpc(req, res, state) : rest.handler(req, res, state)),
     cors: WIRE_CORS,
     protocolOf: (req, path) => wireProtocolOf(req.headers['content-type'], path),
-    refuse: (req, res, path, error, headers) => writeWireRefusal(req, res, isWirePath(path), error, headers, options.logger),
+    refuse: (req, res, path, error, headers) => writeWireRefusal(req, res, isRpcPath(path), error, headers, options.logger),
   };
 }

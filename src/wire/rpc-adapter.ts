@@ -10,16 +10,20 @@
 // also decompresses compressed messages within the caller's cap.
 // A gRPC or gRPC-web request in a grpc-encoding the router cannot decompress is answered here,
 // UNIMPLEMENTED with grpc-accept-encoding in the answer's headers (connect puts the list in the
-// trailers only, where gRPC's compression.md has a server send it as a header).
+// trailers only, where gRPC's compression.md has a server send it as a header). So is a method
+// or service the router does not have: UNIMPLEMENTED in the request's protocol (gRPC and gRPC-web
+// trailers-only with HTTP 200, Connect 404 with its JSON error), as a gRPC server answers, where
+// an HTTP 404 left grpc-js with "Received HTTP status code 404". Every grpc-message goes out as
+// grpc-go writes it (grpc-message.ts).
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
 import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
-import type { ServerResponse } from 'node:http';
 import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
 import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { ACCEPTED_MESSAGE_ENCODINGS, unknownMessageEncoding } from './decode-errors.ts';
 import { codeName, toConnectError } from './errors.ts';
+import { grpcGoMessages } from './grpc-message.ts';
 import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
 import type { NodeHandler, NodeRequest } from './index.ts';
 import { rpcProtocolOf } from './paths.ts';
@@ -50,6 +54,13 @@ function unknownGrpcEncoding(req: NodeRequest): boolean {
   return !(ACCEPTED_MESSAGE_ENCODINGS as readonly string[]).includes(String(encoding));
 }
 
+/** grpc-go's words for a path it has no handler for: an unknown service, or an unknown method of a known one. */
+function unknownMethod(path: string, services: ReadonlySet<string>): ConnectError {
+  const [, service = '', method = ''] = /^\/([^/]*)\/?(.*)$/.exec(path) ?? [];
+  const text = services.has(service) ? `unknown method ${method} for service ${service}` : `unknown service ${service}`;
+  return new ConnectError(text, Code.Unimplemented);
+}
+
 export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   const { routes, contextValues, logger, ...routerOptions } = options;
   // connect's default when none is given.
@@ -65,11 +76,17 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     const refusal = () => toConnectError(state.caller ? bodyTooLarge(bytes) : bodyNeedsToken(state), logger, { method: 'edge' });
     return { readMaxBytes, compressions, cap: { bytes, refusal } };
   };
+  const services = new Set(router.handlers.map((h) => h.service.typeName));
   return (req, res, state) => {
-    const handler = handlers.get((req.url ?? '').split('?', 1)[0]!);
+    const path = (req.url ?? '').split('?', 1)[0]!;
+    const handler = handlers.get(path);
     if (!handler) {
-      (res as ServerResponse).writeHead(404);
-      res.end();
+      // Connect: 404, what a Connect server's mux answers for a path it has no handler for (and what
+      // Connect clients read as unimplemented), with the error in its JSON too. A method of a served
+      // service that is not implemented is connect's own answer: 501.
+      const error = unknownMethod(path, services);
+      state?.errorCodes.push(codeName(error));
+      writeRpcError(req, res, error, {}, 404);
       return;
     }
     if (unknownGrpcEncoding(req)) {
@@ -86,8 +103,12 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     const text = isGrpcWebText(uReq.header.get('content-type'));
     if (text) uReq = grpcWebTextRequest(uReq, readMaxBytes);
     uReq = scanRequest(uReq, handler.method.input, scanOptions(state));
+    const protocol = rpcProtocolOf(req.headers['content-type']);
     handler(uReq)
-      .then((uRes) => universalResponseToNodeResponse(text ? grpcWebTextResponse(uRes) : uRes, res as never))
+      .then((uRes) => {
+        const grpcGo = protocol === 'connect' ? uRes : grpcGoMessages(uRes, protocol === 'grpc' ? 'grpc' : 'grpc-web');
+        return universalResponseToNodeResponse(text ? grpcWebTextResponse(grpcGo) : grpcGo, res as never);
+      })
       .catch((reason: unknown) => {
         if (ConnectError.from(reason).code === Code.Aborted) return;
         logger.log('error', 'rpc handler failed', { requestId: state?.requestId ?? null, method: `${handler.service.typeName}/${handler.method.name}`, error: String((reason as Error)?.message ?? reason) });

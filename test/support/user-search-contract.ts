@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { userEvents, type User } from '../../src/model/users.ts';
 import { ReadLimitError } from '../../src/errors.ts';
 import type { EventStore, Snapshot } from '../../src/store/port.ts';
-import type { UserFilter, UserKey, UserSearch, UserSortField } from '../../src/store/read-models.ts';
+import type { UserConditions, UserFilter, UserKey, UserSearch, UserSortField } from '../../src/store/read-models.ts';
 import { facts, profileOf, type Fact, type HumanOptions } from './given.ts';
 
 const ORG_A = 'org-a';
@@ -103,22 +103,35 @@ async function seed(store: EventStore): Promise<Model[]> {
 
 function textOk(field: string, m: { op: string; value: string } | undefined) {
   if (!m) return true;
-  return m.op === 'EXACT' ? field === m.value : m.op === 'PREFIX' ? field.slice(0, m.value.length) === m.value : field.indexOf(m.value) >= 0;
+  if (m.op === 'EXACT') return field === m.value;
+  if (m.op === 'PREFIX') return field.slice(0, m.value.length) === m.value;
+  if (m.op === 'SUFFIX') return m.value.length <= field.length && field.slice(field.length - m.value.length) === m.value;
+  return field.indexOf(m.value) >= 0;
+}
+
+const prefixOf = (value: string | undefined) => (value === undefined ? undefined : { op: 'PREFIX', value });
+
+function holds(m: Model, c: UserConditions): boolean {
+  return (
+    textOk(m.username, c.username) && textOk(m.email, c.email) &&
+    textOk(m.displayName, c.displayName) && textOk(m.firstName, c.firstName) && textOk(m.lastName, c.lastName) &&
+    textOk(m.displayName, prefixOf(c.displayNamePrefix)) &&
+    textOk(m.firstName, prefixOf(c.firstNamePrefix)) &&
+    textOk(m.lastName, prefixOf(c.lastNamePrefix)) &&
+    (c.state === undefined || m.state === c.state) &&
+    (c.emailVerified === undefined || m.emailVerified === c.emailVerified) &&
+    (!c.createdFrom || m.created >= c.createdFrom.getTime()) &&
+    (!c.createdTo || m.created < c.createdTo.getTime()) &&
+    (!c.ids || c.ids.indexOf(m.id) >= 0) &&
+    (!c.emails || c.emails.indexOf(m.email) >= 0) &&
+    (c.allOf ?? []).every((sub) => holds(m, sub)) &&
+    (!c.anyOf || c.anyOf.some((sub) => holds(m, sub))) &&
+    (!c.not || !holds(m, c.not))
+  );
 }
 
 export function expected(models: Model[], f: UserFilter): Model[] {
-  return models.filter(
-    (m) =>
-      (f.orgId === undefined || m.org === f.orgId) &&
-      textOk(m.username, f.username) && textOk(m.email, f.email) &&
-      textOk(m.displayName, f.displayNamePrefix === undefined ? undefined : { op: 'PREFIX', value: f.displayNamePrefix }) &&
-      textOk(m.firstName, f.firstNamePrefix === undefined ? undefined : { op: 'PREFIX', value: f.firstNamePrefix }) &&
-      textOk(m.lastName, f.lastNamePrefix === undefined ? undefined : { op: 'PREFIX', value: f.lastNamePrefix }) &&
-      (f.state === undefined || m.state === f.state) &&
-      (f.emailVerified === undefined || m.emailVerified === f.emailVerified) &&
-      (!f.createdFrom || m.created >= f.createdFrom.getTime()) &&
-      (!f.createdTo || m.created < f.createdTo.getTime()),
-  );
+  return models.filter((m) => (f.orgId === undefined || m.org === f.orgId) && holds(m, f));
 }
 
 const keyOf = (m: Model, sort: UserSortField): UserKey => ({
@@ -205,6 +218,27 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     ['createdFrom (inclusive)', (m) => ({ createdFrom: new Date(m[30]!.created) })],
     ['createdTo (exclusive)', (m) => ({ createdTo: new Date(m[30]!.created) })],
     ['createdFrom and createdTo', (m) => ({ createdFrom: new Date(m[10]!.created), createdTo: new Date(m[50]!.created) })],
+    ['username SUFFIX', () => ({ username: { op: 'SUFFIX', value: 'le' } })],
+    ['username SUFFIX with a metacharacter ("$"), beyond U+FFFF, and the whole name', () => ({
+      anyOf: [{ username: { op: 'SUFFIX', value: '$' } }, { username: { op: 'SUFFIX', value: '😀smile' } }, { username: { op: 'SUFFIX', value: 'q?' } }],
+    })],
+    ['email SUFFIX, folded (Example.ORG)', () => ({ email: { op: 'SUFFIX', value: '.org' } })],
+    ['username SUFFIX empty: everyone', () => ({ username: { op: 'SUFFIX', value: '' } })],
+    ['firstName, lastName, displayName with every operator', () => ({
+      firstName: { op: 'CONTAINS', value: 'a' }, lastName: { op: 'SUFFIX', value: 'e' }, displayName: { op: 'EXACT', value: 'dr. no' },
+    })],
+    ['ids: some seeded, one unknown, one twice', (m) => ({ ids: [m[3]!.id, m[40]!.id, 'no-such-id', m[3]!.id, m[71]!.id] })],
+    ['ids: an empty list matches none', () => ({ ids: [] })],
+    ['emails: folded, exact, shared by several', (m) => ({ emails: ['shared@example.com', m[1]!.email, 'nobody@example.com'] })],
+    ['anyOf: either of two conditions', () => ({ anyOf: [{ username: { op: 'PREFIX', value: 'ada' } }, { email: { op: 'SUFFIX', value: '.org' } }] })],
+    ['anyOf: an empty list matches none', () => ({ anyOf: [] })],
+    ['not: all but a prefix', () => ({ not: { username: { op: 'PREFIX', value: 'a' } } })],
+    ['not of not: the condition itself', () => ({ not: { not: { state: 'USER_STATE_INITIAL' } } })],
+    ['allOf: one field twice', () => ({ allOf: [{ username: { op: 'PREFIX', value: 'a' } }, { username: { op: 'CONTAINS', value: 'b' } }] })],
+    ['nested: ids or (state and not emailVerified), beside a prefix', (m) => ({
+      lastNamePrefix: 'l',
+      anyOf: [{ ids: m.slice(0, 20).map((x) => x.id) }, { state: 'USER_STATE_ACTIVE', not: { emailVerified: true } }],
+    })],
     ['everything at once', (m) => ({
       username: { op: 'CONTAINS', value: 'e' }, email: { op: 'CONTAINS', value: 'example' }, state: 'USER_STATE_ACTIVE',
       emailVerified: true, createdFrom: new Date(m[0]!.created), lastNamePrefix: '',
@@ -222,9 +256,13 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     }
   }
 
-  it('the filters above are not vacuous: most match some users and miss others', () => {
-    const counts = filters.map(([, f]) => expected(models, f(models)).length);
-    expect(counts.filter((n) => n > 0 && n < models.length).length).toBeGreaterThan(filters.length - 3);
+  it('the filters above are not vacuous: most match some users and miss others, the ones named so match all or none', () => {
+    const all = (name: string) => /everyone|no filter/.test(name);
+    const none = (name: string) => /matches none/.test(name);
+    const counts = filters.map(([name, f]) => [name, expected(models, f(models)).length] as const);
+    const between = counts.filter(([name]) => !all(name) && !none(name));
+    expect(between.filter(([, n]) => n > 0 && n < models.length).length).toBeGreaterThan(between.length - 3);
+    for (const [name, n] of counts) if (all(name) || none(name)) expect(n, name).toBe(all(name) ? models.length : 0);
   });
 
   for (const sort of ['USERNAME', 'CREATION_DATE', 'CHANGE_DATE'] as const) {
