@@ -62,7 +62,13 @@ export class RoundTrips {
   private idleWaiters: (() => void)[] = [];
 
   private static empty(): Window {
-    return { roundTrips: 0, roundTripsOf: { mongodb: 0, redis: 0 }, commands: { mongodb: {}, redis: {} }, setup: { mongodb: {}, redis: {} }, trace: [] };
+    return {
+      roundTrips: 0,
+      roundTripsOf: { mongodb: 0, redis: 0 },
+      commands: { mongodb: {}, redis: {} },
+      setup: { mongodb: {}, redis: {} },
+      trace: [],
+    };
   }
 
   begin(): void {
@@ -95,7 +101,13 @@ export class RoundTrips {
   /** A command left the client: its tag, to hand back in replied(). */
   sent(protocol: Protocol, name: string): Tag {
     const setup = SETUP[protocol].has(name);
-    const into = setup ? (this.open ? this.window.setup[protocol] : undefined) : this.open ? this.window.commands[protocol] : this.outside[protocol];
+    const into = setup
+      ? this.open
+        ? this.window.setup[protocol]
+        : undefined
+      : this.open
+        ? this.window.commands[protocol]
+        : this.outside[protocol];
     if (into) into[name] = (into[name] ?? 0) + 1;
     if (setup) return { protocol, depth: 0, depthOf: 0, generation: -1, work: false };
     this.pending++;
@@ -165,7 +177,13 @@ export class MongoFramer {
       const length = this.head.readInt32LE(0);
       if (length < 16) throw new Error(`MongoDB wire: bad messageLength ${length}`);
       if (this.head.length < Math.min(MongoFramer.KEEP, length)) continue; // first pass read only the length
-      this.onMessage({ length, requestId: this.head.readInt32LE(4), responseTo: this.head.readInt32LE(8), opCode: this.head.readInt32LE(12), head: this.head });
+      this.onMessage({
+        length,
+        requestId: this.head.readInt32LE(4),
+        responseTo: this.head.readInt32LE(8),
+        opCode: this.head.readInt32LE(12),
+        head: this.head,
+      });
       this.skip = length - this.head.length;
       this.head = Buffer.alloc(0);
     }
@@ -227,15 +245,27 @@ export class RespFramer {
     const line = buf.toString('latin1', at + 1, eol);
     const after = eol + 2;
     switch (type) {
-      case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+      case '+':
+      case '-':
+      case ':':
+      case '_':
+      case ',':
+      case '#':
+      case '(':
         return { end: after, name: '' };
-      case '$': case '!': case '=': {
+      case '$':
+      case '!':
+      case '=': {
         const n = Number(line);
         if (n < 0) return { end: after, name: '' };
         if (after + n + 2 > buf.length) return undefined;
         return { end: after + n + 2, name: '' };
       }
-      case '*': case '~': case '>': case '%': case '|': {
+      case '*':
+      case '~':
+      case '>':
+      case '%':
+      case '|': {
         const n = Number(line) * (type === '%' || type === '|' ? 2 : 1);
         let end = after;
         let name = '';
@@ -461,7 +491,8 @@ export function proxiedMongoUrl(url: string): { upstream: { host: string; port: 
   const first = hosts!.split(',')[0]!;
   const hp = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(first)!;
   const params = new URLSearchParams((query ?? '').replace(/^\?/, ''));
-  if (/^(true|yes|1)$/i.test(params.get('tls') ?? params.get('ssl') ?? '')) throw new Error('cannot count MongoDB commands over TLS: give a plain MONGODB_URL to the bench');
+  if (/^(true|yes|1)$/i.test(params.get('tls') ?? params.get('ssl') ?? ''))
+    throw new Error('cannot count MongoDB commands over TLS: give a plain MONGODB_URL to the bench');
   params.set('directConnection', 'true');
   params.delete('replicaSet');
   return {

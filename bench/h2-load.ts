@@ -83,8 +83,10 @@ function send(session: ClientHttp2Session, req: H2Request, timeoutMs: number): P
     stream.on('close', () => {
       const grpcStatus = trailerStatus ?? headerStatus;
       if (status === 0) finish({ kind: 'error', why: `stream closed without an answer (rst ${stream.rstCode})` });
-      else if (status < 200 || status > 299) finish({ kind: 'non2xx', why: `HTTP ${status}${message ? `: ${decodeURIComponent(message)}` : ''}` });
-      else if (grpcStatus !== '0') finish({ kind: 'status', why: `grpc-status ${grpcStatus ?? 'missing'}${message ? `: ${decodeURIComponent(message)}` : ''}` });
+      else if (status < 200 || status > 299)
+        finish({ kind: 'non2xx', why: `HTTP ${status}${message ? `: ${decodeURIComponent(message)}` : ''}` });
+      else if (grpcStatus !== '0')
+        finish({ kind: 'status', why: `grpc-status ${grpcStatus ?? 'missing'}${message ? `: ${decodeURIComponent(message)}` : ''}` });
       else finish({ kind: 'ok' });
     });
     stream.end(req.body);

@@ -16,11 +16,20 @@ export function sequentialClient(origin: string) {
       return new Promise((resolve, reject) => {
         const t0 = performance.now();
         const r = request(
-          { agent, host: base.hostname, port: base.port, method: req.method, path: req.path, headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) } },
+          {
+            agent,
+            host: base.hostname,
+            port: base.port,
+            method: req.method,
+            path: req.path,
+            headers: { ...req.headers, 'content-length': Buffer.byteLength(req.body) },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }),
+            );
             res.on('error', reject);
           },
         );
@@ -67,7 +76,8 @@ export async function selfCheck(
   const driver: Record<string, number> = {};
   const mongo = new MongoClient(mongoUrl, { monitorCommands: true, serverSelectionTimeoutMS: 5000 });
   mongo.on('commandStarted', (e) => {
-    if (!['hello', 'ismaster', 'isMaster', 'endSessions'].includes(e.commandName)) driver[e.commandName.toLowerCase()] = (driver[e.commandName.toLowerCase()] ?? 0) + 1;
+    if (!['hello', 'ismaster', 'isMaster', 'endSessions'].includes(e.commandName))
+      driver[e.commandName.toLowerCase()] = (driver[e.commandName.toLowerCase()] ?? 0) + 1;
   });
   const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   const result: SelfCheck = { ok: true, cases: [] };
@@ -77,7 +87,10 @@ export async function selfCheck(
     await mongo.connect();
     await redis.connect();
     await coll.deleteMany({});
-    await coll.insertMany([{ _id: 1, n: 0 }, { _id: 2, n: 0 }]);
+    await coll.insertMany([
+      { _id: 1, n: 0 },
+      { _id: 2, n: 0 },
+    ]);
     await redis.set(key, '0');
     // Two pooled connections, so the parallel case needs no new one.
     for (let i = 0; i < 3; i++) await Promise.all([coll.findOne({ _id: 1 }), coll.findOne({ _id: 2 })]);
@@ -92,7 +105,11 @@ export async function selfCheck(
       const w: Window = tracker.end();
       const counted: Expectation = { mongodb: w.commands.mongodb, redis: w.commands.redis, roundTrips: w.roundTrips };
       const driverSaw = { ...driver };
-      const ok = same(expected.mongodb, counted.mongodb) && same(expected.redis, counted.redis) && expected.roundTrips === counted.roundTrips && same(driverSaw, counted.mongodb);
+      const ok =
+        same(expected.mongodb, counted.mongodb) &&
+        same(expected.redis, counted.redis) &&
+        expected.roundTrips === counted.roundTrips &&
+        same(driverSaw, counted.mongodb);
       result.cases.push({ name, expected, counted, driver: driverSaw, ok });
       if (!ok) result.ok = false;
     };

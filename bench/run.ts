@@ -50,10 +50,27 @@ import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { startServers, type ServerChoice } from '../test/support/servers-start.ts';
 import { formatSummary, summarize, type ProfileSummary } from './cpuprofile-top.ts';
-import { proxiedMongoUrl, proxiedRedisUrl, RoundTrips, startDelayProxy, type DelayProxy, type Protocol, type Window } from './delay-proxy.ts';
+import {
+  proxiedMongoUrl,
+  proxiedRedisUrl,
+  RoundTrips,
+  startDelayProxy,
+  type DelayProxy,
+  type Protocol,
+  type Window,
+} from './delay-proxy.ts';
 import { h2Load, type H2LoadResult } from './h2-load.ts';
 import { isFailure, round, selfCheck, sequentialClient, type SelfCheck } from './round-trips.ts';
-import { meLoad, scenarios, sequentialOps, type Load, type Scenario, type SequentialOp, type ServerKind, type Target } from './scenarios.ts';
+import {
+  meLoad,
+  scenarios,
+  sequentialOps,
+  type Load,
+  type Scenario,
+  type SequentialOp,
+  type ServerKind,
+  type Target,
+} from './scenarios.ts';
 import { ME_REQUESTS, runScale, scaleTable, worst, type ScaleRow } from './scale.ts';
 import { runUsersSearch, SEARCH_USERS, searchTable, SEQUENTIAL, type SearchRun } from './users-search.ts';
 
@@ -130,7 +147,11 @@ const databasesToDrop: string[] = [];
 async function dropDatabases(url: string | undefined): Promise<void> {
   if (!url || databasesToDrop.length === 0) return;
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
-  for (const db of databasesToDrop.splice(0)) await client.db(db).dropDatabase().catch((e) => log(`could not drop ${db}: ${e}`));
+  for (const db of databasesToDrop.splice(0))
+    await client
+      .db(db)
+      .dropDatabase()
+      .catch((e) => log(`could not drop ${db}: ${e}`));
   await client.close();
 }
 
@@ -375,7 +396,11 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
   const profDir = path.join(dataDir, 'cpuprofile');
   const dbName = `bench_${RUN}_${index}`;
   // As deployed (Dockerfile): NODE_ENV=production unless the caller sets NODE_ENV.
-  const env: Record<string, string> = { NODE_ENV: process.env.NODE_ENV ?? 'production', DATA_DIR: path.join(dataDir, 'data'), BCRYPT_COST: String(bcryptCost) };
+  const env: Record<string, string> = {
+    NODE_ENV: process.env.NODE_ENV ?? 'production',
+    DATA_DIR: path.join(dataDir, 'data'),
+    BCRYPT_COST: String(bcryptCost),
+  };
   // The load comes from one caller and one address: the request rate limits would measure themselves.
   Object.assign(env, { RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' });
   if (store === 'embedded') Object.assign(env, { MONGODB_URL: '', REDIS_URL: '' });
@@ -558,7 +583,12 @@ interface RoundTripRun {
  * gateways) so no background Redis polling mixes into the counts; the per-caller and per-IP
  * limits on, but too high to refuse, so their Redis call is counted as in production.
  */
-async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { redis?: ServerChoice; mongo?: ServerChoice }, index: number): Promise<RoundTripRun> {
+async function runRoundTrips(
+  store: StoreKind,
+  ops: SequentialOp[],
+  servers: { redis?: ServerChoice; mongo?: ServerChoice },
+  index: number,
+): Promise<RoundTripRun> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-rt-'));
   const dbNames: string[] = [];
   const dbName = `bench_${RUN}_rt${index}`;
@@ -587,12 +617,21 @@ async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { r
       mongoUrl = mongo.through(mp.port);
       Object.assign(env, { MONGODB_URL: mongoUrl, REDIS_URL: redis.through(rp.port) });
       log(`round trips/${store}: proxies on 127.0.0.1:${mp.port} (MongoDB) and :${rp.port} (Redis); checking their counting`);
-      run.selfCheck = await selfCheck(tracker, mongoUrl, dbName, redis.through(rp.port), proxies, { delayMs: opts.delayMs, checkDelayMs: opts.checkDelayMs });
+      run.selfCheck = await selfCheck(tracker, mongoUrl, dbName, redis.through(rp.port), proxies, {
+        delayMs: opts.delayMs,
+        checkDelayMs: opts.checkDelayMs,
+      });
       for (const c of run.selfCheck.cases) {
-        if (!c.ok) log(`!!! round-trip self-check "${c.name}": expected ${JSON.stringify(c.expected)}, counted ${JSON.stringify(c.counted)}, driver saw ${JSON.stringify(c.driver)}`);
+        if (!c.ok)
+          log(
+            `!!! round-trip self-check "${c.name}": expected ${JSON.stringify(c.expected)}, counted ${JSON.stringify(c.counted)}, driver saw ${JSON.stringify(c.driver)}`,
+          );
       }
       const d = run.selfCheck.delayed;
-      log(`round trips/${store}: self-check ${run.selfCheck.ok ? 'passed' : 'FAILED'}` + (d ? `; two round trips with the delay: +${d.addedMs} ms at ${d.heldMs} ms held = ${d.roundTrips}` : ''));
+      log(
+        `round trips/${store}: self-check ${run.selfCheck.ok ? 'passed' : 'FAILED'}` +
+          (d ? `; two round trips with the delay: +${d.addedMs} ms at ${d.heldMs} ms held = ${d.roundTrips}` : ''),
+      );
       const probe = new MongoClient(mongoUrl, { serverSelectionTimeoutMS: 5000 });
       try {
         const info = await probe.db('admin').command({ buildInfo: 1 });
@@ -629,7 +668,12 @@ async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { r
             await new Promise((resolve) => setImmediate(resolve)); // anything sent right after the answer
             await tracker.idle();
             window = tracker.end();
-            held = proxies.map((p) => p.takeHeldMs()).reduce((a, b) => ({ chunks: a.chunks + b.chunks, meanMs: (a.meanMs * a.chunks + b.meanMs * b.chunks) / (a.chunks + b.chunks || 1) }));
+            held = proxies
+              .map((p) => p.takeHeldMs())
+              .reduce((a, b) => ({
+                chunks: a.chunks + b.chunks,
+                meanMs: (a.meanMs * a.chunks + b.meanMs * b.chunks) / (a.chunks + b.chunks || 1),
+              }));
           }
           return { ...r, window, held };
         };
@@ -667,7 +711,9 @@ async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { r
           failures++;
           sample ??= `${r.status} ${r.body.slice(0, 300)}`;
         };
-        log(`round trips/${op.name}/${store}: ${n} requests one at a time after ${warm} to warm up${tracker ? `, ${opts.delayMs} ms delay on every other one` : ''}`);
+        log(
+          `round trips/${op.name}/${store}: ${n} requests one at a time after ${warm} to warm up${tracker ? `, ${opts.delayMs} ms delay on every other one` : ''}`,
+        );
         const before = await mark(child);
         for (let k = 0; k < n; k++) {
           const delayed = !!tracker && k % 2 === 1;
@@ -750,15 +796,23 @@ async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { r
             checkHeldMs: round(checkHeldMs, 2),
             setupCommands,
             outsideCommands: total(tracker.outside.mongodb) + total(tracker.outside.redis) - outsideBefore,
-            perRequest: windows.map(({ delayed, w }) => [delayed ? 1 : 0, w.roundTrips, w.roundTripsOf.mongodb, total(w.commands.mongodb), total(w.commands.redis)].join(' ')),
+            perRequest: windows.map(({ delayed, w }) =>
+              [delayed ? 1 : 0, w.roundTrips, w.roundTripsOf.mongodb, total(w.commands.mongodb), total(w.commands.redis)].join(' '),
+            ),
             unusual: [],
           };
         }
         if (row.counts) {
           const usual = row.counts.roundTrips.median;
           const typical = windows.find((x) => x.delayed && x.w.roundTrips === usual)?.w.trace;
-          row.counts.unusual = windows.filter((x) => x.delayed && x.w.roundTrips !== usual).slice(0, 3).map((x) => x.w.trace);
-          if (row.counts.unusual.length) log(`round trips/${op.name}/${store}: a usual request [${typical?.join(', ')}], an unusual one [${row.counts.unusual[0]!.join(', ')}]`);
+          row.counts.unusual = windows
+            .filter((x) => x.delayed && x.w.roundTrips !== usual)
+            .slice(0, 3)
+            .map((x) => x.w.trace);
+          if (row.counts.unusual.length)
+            log(
+              `round trips/${op.name}/${store}: a usual request [${typical?.join(', ')}], an unusual one [${row.counts.unusual[0]!.join(', ')}]`,
+            );
         }
         if (failures) log(`round trips/${op.name}/${store}: ${failures} failed, e.g. ${sample}`);
         const c = row.counts;
@@ -792,7 +846,9 @@ async function runRoundTrips(store: StoreKind, ops: SequentialOp[], servers: { r
           .sort((a, b) => b.busyMs - a.busyMs);
         if (profiles[0]) {
           last.profile = { ...profiles[0], busyMsPerRequest: round(profiles[0].busyMs / last.requests, 3) };
-          log(`round trips/${op.name}/${store}: CPU profile of the measured requests, ${last.profile.busyMsPerRequest} ms busy per request\n${formatSummary(profiles[0])}`);
+          log(
+            `round trips/${op.name}/${store}: CPU profile of the measured requests, ${last.profile.busyMsPerRequest} ms busy per request\n${formatSummary(profiles[0])}`,
+          );
         }
       }
     }
@@ -848,7 +904,14 @@ function table(rows: Row[]): string {
 
 /** The MongoDB-wire throughput runs as an error check: no req/s unless the server was given (MONGODB_URL). */
 function errorCheckTable(rows: Row[], withRps: boolean): string {
-  const head = ['scenario', 'store', 'requests', 'failures: non-2xx/conn/app', 'requests / store writes', ...(withRps ? ['req/s', 'p50 ms'] : [])];
+  const head = [
+    'scenario',
+    'store',
+    'requests',
+    'failures: non-2xx/conn/app',
+    'requests / store writes',
+    ...(withRps ? ['req/s', 'p50 ms'] : []),
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   for (const r of rows) {
     lines.push(
@@ -865,7 +928,8 @@ function errorCheckTable(rows: Row[], withRps: boolean): string {
   return lines.join('\n');
 }
 
-const spreadText = (s: Spread | undefined) => (s === undefined ? '-' : s.min === s.max ? String(s.median) : `${s.median} (${s.min}–${s.max})`);
+const spreadText = (s: Spread | undefined) =>
+  s === undefined ? '-' : s.min === s.max ? String(s.median) : `${s.median} (${s.min}–${s.max})`;
 const fmt2 = (n: number | undefined) => (n === undefined ? '-' : n < 10 ? n.toFixed(2) : n.toFixed(1));
 
 /** Per operation: the MongoDB path's counts, CPU and delayed latency beside the embedded store. */
@@ -912,9 +976,15 @@ function roundTripTable(rows: RoundTripRow[], delayMs: number): string {
     .filter((r) => r.counts)
     .sort((a, b) => order(a.operation) - order(b.operation))
     .map((r) => {
-      const names = (o: Record<string, number>) => Object.entries(o).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+      const names = (o: Record<string, number>) =>
+        Object.entries(o)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none';
       const c = r.counts!;
-      const bg = [...Object.entries(c.backgroundPerSecond.mongodb), ...Object.entries(c.backgroundPerSecond.redis)].map(([k, v]) => `${k} ${v}/s`).join(', ') || 'none';
+      const bg =
+        [...Object.entries(c.backgroundPerSecond.mongodb), ...Object.entries(c.backgroundPerSecond.redis)]
+          .map(([k, v]) => `${k} ${v}/s`)
+          .join(', ') || 'none';
       return `- ${r.operation}: MongoDB ${names(c.mongodbByName)}; Redis ${names(c.redisByName)} (mean per request ${c.meanMongodb} + ${c.meanRedis}; the idle gateway on its own: ${bg})`;
     });
   if (byName.length) lines.push('', 'Commands of a request with the median counts, by name:', ...byName);
@@ -926,7 +996,10 @@ function gitState(): { commit?: string; changedInSrc?: string[] } {
   const git = (...args: string[]) => spawnSync('git', args, { cwd: root, encoding: 'utf8' });
   const head = git('rev-parse', '--short', 'HEAD');
   if (head.status !== 0) return {};
-  const changed = git('status', '--porcelain', '--', 'src').stdout.split('\n').filter(Boolean).map((l) => l.slice(3));
+  const changed = git('status', '--porcelain', '--', 'src')
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map((l) => l.slice(3));
   return { commit: head.stdout.trim(), changedInSrc: changed };
 }
 
@@ -961,7 +1034,8 @@ async function main(): Promise<number> {
     (store) => !opts.only.length || opts.only.some((o) => o.startsWith('users-search') && `users-search/${store}`.includes(o)),
   );
   const scaleSelected = !opts.only.length || opts.only.includes('scale');
-  if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected) throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
+  if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected)
+    throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
   buildServers();
 
@@ -969,10 +1043,17 @@ async function main(): Promise<number> {
   let runnable = selected;
   let rtRunnable = rtSelected;
   let searchRunnable: StoreKind[] = searchStores;
-  if (selected.some((p) => p.store === 'mongodb+redis') || rtSelected.some((p) => p.store === 'mongodb+redis') || searchStores.includes('mongodb+redis')) {
+  if (
+    selected.some((p) => p.store === 'mongodb+redis') ||
+    rtSelected.some((p) => p.store === 'mongodb+redis') ||
+    searchStores.includes('mongodb+redis')
+  ) {
     const { redis, mongo } = await startServers();
     Object.assign(servers, { redis, mongo });
-    for (const [name, s] of [['redis', redis], ['mongo', mongo]] as const) {
+    for (const [name, s] of [
+      ['redis', redis],
+      ['mongo', mongo],
+    ] as const) {
       log(s.url ? `${name}: ${s.url.replace(/\/\/[^@/]*@/, '//…@')} (${s.how})` : `${name}: none (${s.problem})`);
     }
     if (!redis.url || !mongo.url) {
@@ -1005,8 +1086,20 @@ async function main(): Promise<number> {
   }
   const searchRuns: SearchRun[] = [];
   const harness = {
-    startChild, stopChild, mark, drive, rssSampler, log, opts, run: RUN,
-    env: { NODE_ENV: process.env.NODE_ENV ?? 'production', BCRYPT_COST: String(bcryptCost), RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RATE_LIMIT_PER_IP_PER_MINUTE: '0' },
+    startChild,
+    stopChild,
+    mark,
+    drive,
+    rssSampler,
+    log,
+    opts,
+    run: RUN,
+    env: {
+      NODE_ENV: process.env.NODE_ENV ?? 'production',
+      BCRYPT_COST: String(bcryptCost),
+      RATE_LIMIT_PER_CALLER_PER_MINUTE: '0',
+      RATE_LIMIT_PER_IP_PER_MINUTE: '0',
+    },
   };
   for (const store of searchRunnable) searchRuns.push(await runUsersSearch(harness, store, servers.mongo, servers.redis));
   const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, production, opts.smoke, log, opts.scaleUsers) : [];
@@ -1036,7 +1129,10 @@ async function main(): Promise<number> {
   const biggest = scaleRows.at(-1);
   const scaleFailures = scaleRows.flatMap((r) => r.starts).reduce((n, s) => n + s.failures, 0);
   const targets = {
-    updateHumanProfileVsYogaPing: profileRow?.ratioYogaPing !== undefined ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 } : undefined,
+    updateHumanProfileVsYogaPing:
+      profileRow?.ratioYogaPing !== undefined
+        ? { value: profileRow.ratioYogaPing, target: '>= 0.8', met: profileRow.ratioYogaPing >= 0.8 }
+        : undefined,
     // Issue 12's bound is updateHumanProfile's. The largest embedded row is printed beside it
     // (addHumanUser allocates the most a request; the wire faces' first request loads
     // @zitadel/proto's descriptors, about 25 MB of RSS once a process).
@@ -1051,19 +1147,46 @@ async function main(): Promise<number> {
     // bare durable write (yoga-durable) against what yoga spends on top of raw node:http.
     gatewayWorkVsYogaPlumbingCpuMs: (() => {
       const raw = rows.find((r) => r.scenario === 'raw-http')?.cpuMsPerRequest;
-      const [own, plumbing] = [[profileRow?.cpuMsPerRequest, durable?.cpuMsPerRequest], [yoga?.cpuMsPerRequest, raw]].map(([a, b]) =>
-        a !== undefined && b !== undefined ? Math.round((a - b) * 100) / 100 : undefined,
-      );
+      const [own, plumbing] = [
+        [profileRow?.cpuMsPerRequest, durable?.cpuMsPerRequest],
+        [yoga?.cpuMsPerRequest, raw],
+      ].map(([a, b]) => (a !== undefined && b !== undefined ? Math.round((a - b) * 100) / 100 : undefined));
       return own !== undefined && plumbing !== undefined
-        ? { value: `${own} (updateHumanProfile − yoga-durable) against ${plumbing} (yoga-ping − raw-http)`, target: 'the first below the second', met: own < plumbing }
+        ? {
+            value: `${own} (updateHumanProfile − yoga-durable) against ${plumbing} (yoga-ping − raw-http)`,
+            target: 'the first below the second',
+            met: own < plumbing,
+          }
         : undefined;
     })(),
     meP99UnderHashingMs: latency ? { value: latency.probe.p99, target: '< 50', met: latency.probe.p99 < 50 } : undefined,
-    roundTripCounting: selfChecked ? { value: selfChecked.ok ? 'counts as expected' : 'miscounted', target: 'the known sequences count as expected', met: selfChecked.ok } : undefined,
-    usersSearchP99Ms: searchP99 && { value: searchP99.p99, target: `< 20 at ${SEARCH_USERS.full} users, ${opts.connections} connections${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`, met: searchP99.p99 < 20 },
-    usersSearchP99OneAtATimeMs: searchP99 && { value: searchP99.oneAtATime.p99, target: `< 20 at ${SEARCH_USERS.full} users${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`, met: searchP99.oneAtATime.p99 < 20 },
-    scaleStartMs: biggest && { value: worst(biggest).ms, target: `< 1000 with 1000000 users; the slowest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`, met: worst(biggest).ms < 1000 },
-    scaleRssMb: biggest && { value: worst(biggest).rssMb, target: `< 300 with 1000000 users; the largest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`, met: worst(biggest).rssMb < 300 },
+    roundTripCounting: selfChecked
+      ? {
+          value: selfChecked.ok ? 'counts as expected' : 'miscounted',
+          target: 'the known sequences count as expected',
+          met: selfChecked.ok,
+        }
+      : undefined,
+    usersSearchP99Ms: searchP99 && {
+      value: searchP99.p99,
+      target: `< 20 at ${SEARCH_USERS.full} users, ${opts.connections} connections${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`,
+      met: searchP99.p99 < 20,
+    },
+    usersSearchP99OneAtATimeMs: searchP99 && {
+      value: searchP99.oneAtATime.p99,
+      target: `< 20 at ${SEARCH_USERS.full} users${searchP99.users === SEARCH_USERS.full ? '' : `; measured at ${searchP99.users}`}`,
+      met: searchP99.oneAtATime.p99 < 20,
+    },
+    scaleStartMs: biggest && {
+      value: worst(biggest).ms,
+      target: `< 1000 with 1000000 users; the slowest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`,
+      met: worst(biggest).ms < 1000,
+    },
+    scaleRssMb: biggest && {
+      value: worst(biggest).rssMb,
+      target: `< 300 with 1000000 users; the largest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`,
+      met: worst(biggest).rssMb < 300,
+    },
     errors: (() => {
       const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : []), ...searchRuns.flatMap((r) => r.rows)];
       const sum = (k: 'non2xx' | 'errors' | 'graphqlErrors') => all.reduce((s, m) => s + m[k], 0);
@@ -1086,13 +1209,18 @@ async function main(): Promise<number> {
       `${opts.duration} s per scenario after ${opts.warmup} s of warm-up, ${opts.connections} connections, loopback; BCRYPT_COST ${bcryptCost}; ${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch || 'no flags'} (start:prod's), ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
     );
     if (profileRow?.ratioYogaPing !== undefined && yoga) {
-      lines.push('', `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`);
+      lines.push(
+        '',
+        `updateHumanProfile (embedded) ÷ yoga-ping, same run: ${profileRow.rps} / ${yoga.rps} req/s = ${ratio(profileRow.ratioYogaPing)}.`,
+      );
     }
     if (durable?.ratioYogaPing !== undefined && yoga) {
       lines.push(
         '',
         `yoga-durable ÷ yoga-ping, same run: ${durable.rps} / ${yoga.rps} req/s = ${ratio(durable.ratioYogaPing)}: bare yoga whose mutation only commits one row before answering, the ceiling of any durable write here.` +
-          (profileRow ? ` updateHumanProfile (embedded) ÷ yoga-durable: ${ratio(Math.round((profileRow.rps / durable.rps) * 1000) / 1000)}.` : ''),
+          (profileRow
+            ? ` updateHumanProfile (embedded) ÷ yoga-durable: ${ratio(Math.round((profileRow.rps / durable.rps) * 1000) / 1000)}.`
+            : ''),
       );
     }
   }
@@ -1129,8 +1257,10 @@ async function main(): Promise<number> {
     lines.push(
       '',
       `One request at a time: ${opts.sequential * 2} per operation after ${opts.sequentialWarmup} to warm up, each operation in a gateway of its own` +
-        (mongoRun ? `; MongoDB path: ${mongoRun.server} (${servers.mongo?.how}) and Redis (${servers.redis?.how}) behind bench/delay-proxy.ts, ` +
-          `${opts.delayMs} ms added to every server→client chunk on every other request (held ${heldMs} ms on average)` : '') +
+        (mongoRun
+          ? `; MongoDB path: ${mongoRun.server} (${servers.mongo?.how}) and Redis (${servers.redis?.how}) behind bench/delay-proxy.ts, ` +
+            `${opts.delayMs} ms added to every server→client chunk on every other request (held ${heldMs} ms on average)`
+          : '') +
         '; delivery worker off, request limits on (high). Gateway CPU: user + system of its process over the measured requests, less its idle CPU over the same time.',
       '',
       roundTripTable(rtRows, opts.delayMs),
@@ -1149,7 +1279,9 @@ async function main(): Promise<number> {
     lines.push(
       '',
       `MongoDB-wire + Redis throughput, an error check only (${servers.mongo?.how}): ` +
-        (given ? 'req/s against the server of MONGODB_URL.' : 'FerretDB v1 serves no find from an index, so its req/s says nothing about MongoDB.'),
+        (given
+          ? 'req/s against the server of MONGODB_URL.'
+          : 'FerretDB v1 serves no find from an index, so its req/s says nothing about MongoDB.'),
       '',
       errorCheckTable(checkRows, given),
     );
@@ -1162,7 +1294,10 @@ async function main(): Promise<number> {
         `\`users(first: 50, allOrganizations: true, filter: { email: { op: PREFIX, value: "${searchRuns[0]!.prefix}" } })\` asking id and username, ` +
         `${opts.duration} s each after ${opts.warmup} s of warm-up, ${opts.connections} connections, then ${SEQUENTIAL[opts.smoke ? 'smoke' : 'full']} one at a time (10 on FerretDB). ` +
         searchRuns
-          .map((r) => `${r.store}: ${r.matching} of ${r.users} users match, bulk-loaded in ${r.loadSeconds} s, ${r.problems.length ? `WRONG: ${r.problems.join('; ')}` : 'the first page checked'}`)
+          .map(
+            (r) =>
+              `${r.store}: ${r.matching} of ${r.users} users match, bulk-loaded in ${r.loadSeconds} s, ${r.problems.length ? `WRONG: ${r.problems.join('; ')}` : 'the first page checked'}`,
+          )
           .join('; ') +
         '.' +
         (searchRuns.some((r) => r.store === 'mongodb+redis') && !given
@@ -1182,12 +1317,20 @@ async function main(): Promise<number> {
     );
   }
   if (!speedRows.length && (searchRuns.length || scaleRows.length)) {
-    lines.push('', `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`);
+    lines.push(
+      '',
+      `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
+    );
   }
   const source = gitState();
-  if (source.commit) lines.push('', `Measured src/ at ${source.commit}${source.changedInSrc?.length ? ` with ${source.changedInSrc.length} files of src/ changed beside it (not committed)` : ''}.`);
+  if (source.commit)
+    lines.push(
+      '',
+      `Measured src/ at ${source.commit}${source.changedInSrc?.length ? ` with ${source.changedInSrc.length} files of src/ changed beside it (not committed)` : ''}.`,
+    );
   lines.push('', 'Targets:');
-  for (const [name, t] of Object.entries(targets)) if (t) lines.push(`- ${name}: ${t.value} (target ${t.target}) ${t.met ? 'met' : 'MISSED'}`);
+  for (const [name, t] of Object.entries(targets))
+    if (t) lines.push(`- ${name}: ${t.value} (target ${t.target}) ${t.met ? 'met' : 'MISSED'}`);
   process.stdout.write(lines.join('\n') + '\n');
 
   if (opts.out) {
@@ -1196,8 +1339,22 @@ async function main(): Promise<number> {
       command: `npm run bench${process.argv.length > 2 ? ' -- ' + process.argv.slice(2).join(' ') : ''}`,
       machine: { ...m, loadAverageAtStart, loadAverageAtEnd: load },
       source: gitState(),
-      options: { nodeFlags: production.flags, nodeEnv: production.env, duration: opts.duration, warmup: opts.warmup, connections: opts.connections, bcryptCost, smoke: opts.smoke, sequential: opts.sequential, delayMs: opts.delayMs },
-      servers: { redis: servers.redis?.how || servers.redis?.problem, mongo: servers.mongo?.how || servers.mongo?.problem, mongoServer: rtRuns['mongodb+redis']?.server },
+      options: {
+        nodeFlags: production.flags,
+        nodeEnv: production.env,
+        duration: opts.duration,
+        warmup: opts.warmup,
+        connections: opts.connections,
+        bcryptCost,
+        smoke: opts.smoke,
+        sequential: opts.sequential,
+        delayMs: opts.delayMs,
+      },
+      servers: {
+        redis: servers.redis?.how || servers.redis?.problem,
+        mongo: servers.mongo?.how || servers.mongo?.problem,
+        mongoServer: rtRuns['mongodb+redis']?.server,
+      },
       elapsedSeconds: Math.round((Date.now() - started) / 1000),
       results: rows,
       latencyUnderLoad: latency,
@@ -1253,10 +1410,12 @@ process.once('beforeExit', () => {
   process.exit(1);
 });
 
-main().finally(() => (settled = true)).then(
-  (code) => process.exit(code),
-  (err) => {
-    log(`FAILED: ${err instanceof Error ? err.stack : err}`);
-    process.exit(1);
-  },
-);
+main()
+  .finally(() => (settled = true))
+  .then(
+    (code) => process.exit(code),
+    (err) => {
+      log(`FAILED: ${err instanceof Error ? err.stack : err}`);
+      process.exit(1);
+    },
+  );

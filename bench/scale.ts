@@ -49,7 +49,8 @@ const rssMb = (pid: number) => {
   const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 102.4) / 10 : NaN;
 };
-const folderMb = (dir: string) => Math.round(readdirSync(dir).reduce((s, f) => s + statSync(path.join(dir, f)).size, 0) / 1024 / 102.4) / 10;
+const folderMb = (dir: string) =>
+  Math.round(readdirSync(dir).reduce((s, f) => s + statSync(path.join(dir, f)).size, 0) / 1024 / 102.4) / 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The status of GET url, or 0 when nothing answers (yet). */
@@ -64,13 +65,28 @@ const statusOf = (url: string) =>
 /** The last lines a failed gateway wrote, for the error that reports it. */
 const tail = (stdout: string, stderr: string) => `${stdout}${stderr}`.trim().split('\n').slice(-20).join('\n') || '(nothing)';
 
-export async function start(root: string, launch: Launch, dataDir: string, kind: Start['kind'], script = 'dist/gateway/main.js'): Promise<Start> {
+export async function start(
+  root: string,
+  launch: Launch,
+  dataDir: string,
+  kind: Start['kind'],
+  script = 'dist/gateway/main.js',
+): Promise<Start> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
   const proc = spawn(process.execPath, [...launch.flags, path.join(root, script)], {
     cwd: root,
-    env: { ...process.env, ...launch.env, NODE_ENV: 'production', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', MONGODB_URL: '', REDIS_URL: '' },
+    env: {
+      ...process.env,
+      ...launch.env,
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MONGODB_URL: '',
+      REDIS_URL: '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Settles once the process is gone, however early: a start that fails at once has exited
@@ -119,7 +135,13 @@ export async function start(root: string, launch: Launch, dataDir: string, kind:
 }
 
 /** Every folder size in turn (`sizes`, default: SCALE_USERS' for the run): load, then the three starts. */
-export async function runScale(root: string, launch: Launch, smoke: boolean, log: (line: string) => void, sizes?: number[]): Promise<ScaleRow[]> {
+export async function runScale(
+  root: string,
+  launch: Launch,
+  smoke: boolean,
+  log: (line: string) => void,
+  sizes?: number[],
+): Promise<ScaleRow[]> {
   const rows: ScaleRow[] = [];
   for (const users of sizes ?? SCALE_USERS[smoke ? 'smoke' : 'full']) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
@@ -129,14 +151,21 @@ export async function runScale(root: string, launch: Launch, smoke: boolean, log
       if (users > 0) {
         log(`scale: bulk-loading ${users} users`);
         const t0 = performance.now();
-        await bulkLoadUsers({ dataDir, users, onProgress: (n) => n % 200_000 === 0 && log(`scale: ${n} users, ${((performance.now() - t0) / 1000).toFixed(0)} s`) });
+        await bulkLoadUsers({
+          dataDir,
+          users,
+          onProgress: (n) => n % 200_000 === 0 && log(`scale: ${n} users, ${((performance.now() - t0) / 1000).toFixed(0)} s`),
+        });
         loadSeconds = Math.round((performance.now() - t0) / 100) / 10;
       }
       const row: ScaleRow = { users, loadSeconds, databaseMb: users > 0 ? folderMb(dataDir) : 0, starts: [] };
       for (const kind of ['first', 'restart', 'restart'] as const) {
         const s = await start(root, launch, dataDir, kind);
         row.starts.push(s);
-        log(`scale: ${users} users, ${kind} start: ${s.ms} ms to the first answer, RSS ${s.rssAtAnswerMb} MB then, ${s.rssAfterMeMb} MB after ${ME_REQUESTS} me` + (s.failures ? `; ${s.failures} me failed, e.g. ${s.sample}` : ''));
+        log(
+          `scale: ${users} users, ${kind} start: ${s.ms} ms to the first answer, RSS ${s.rssAtAnswerMb} MB then, ${s.rssAfterMeMb} MB after ${ME_REQUESTS} me` +
+            (s.failures ? `; ${s.failures} me failed, e.g. ${s.sample}` : ''),
+        );
       }
       rows.push(row);
     } finally {
@@ -153,15 +182,27 @@ export const worst = (row: ScaleRow) => ({
 });
 
 export function scaleTable(rows: ScaleRow[]): string {
-  const head = ['users', 'bulk load s', 'database MB', 'start ms: first', 'restarts', `RSS MB at the first answer: first, restarts`, `after ${ME_REQUESTS} me`, 'me failures'];
+  const head = [
+    'users',
+    'bulk load s',
+    'database MB',
+    'start ms: first',
+    'restarts',
+    `RSS MB at the first answer: first, restarts`,
+    `after ${ME_REQUESTS} me`,
+    'me failures',
+  ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map(() => '---:').join('|')}|`];
   for (const r of rows) {
     const [first, ...restarts] = r.starts;
     const list = (f: (s: Start) => number) => restarts.map(f).join(', ');
     lines.push(
       `| ${[
-        String(r.users), r.loadSeconds === undefined ? '-' : r.loadSeconds.toFixed(1), r.users ? r.databaseMb.toFixed(0) : '-',
-        String(first!.ms), list((s) => s.ms),
+        String(r.users),
+        r.loadSeconds === undefined ? '-' : r.loadSeconds.toFixed(1),
+        r.users ? r.databaseMb.toFixed(0) : '-',
+        String(first!.ms),
+        list((s) => s.ms),
         `${first!.rssAtAnswerMb.toFixed(0)}; ${list((s) => Math.round(s.rssAtAnswerMb))}`,
         `${first!.rssAfterMeMb.toFixed(0)}; ${list((s) => Math.round(s.rssAfterMeMb))}`,
         String(r.starts.reduce((n, s) => n + s.failures, 0)),

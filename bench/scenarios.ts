@@ -127,7 +127,10 @@ async function sequences(target: Target, ids: string[]): Promise<number[]> {
 
 /** The users read back: store writes = sum of (sequence - 1) (1 is the creation), to set beside the request count. */
 async function storeWrites(target: Target, users: { id: string }[]): Promise<Record<string, number>> {
-  const seqs = await sequences(target, users.map((u) => u.id));
+  const seqs = await sequences(
+    target,
+    users.map((u) => u.id),
+  );
   return { storeWrites: seqs.reduce((sum, s) => sum + (s - 1), 0) };
 }
 
@@ -189,7 +192,9 @@ function grpcFrame(message: Uint8Array): Buffer {
 /** gRPC over HTTP/2 (bench/h2-load.ts): connection c sends its user's two profiles in turn. */
 function grpcAlternating(target: Target, users: { id: string }[]): Load {
   const frames = users.map((u) =>
-    PROFILES.map((p) => grpcFrame(toBinary(UpdateHumanProfileRequestSchema, create(UpdateHumanProfileRequestSchema, { userId: u.id, ...p })))),
+    PROFILES.map((p) =>
+      grpcFrame(toBinary(UpdateHumanProfileRequestSchema, create(UpdateHumanProfileRequestSchema, { userId: u.id, ...p }))),
+    ),
   );
   const h2Headers = {
     ':method': 'POST',
@@ -405,7 +410,9 @@ export const sequentialOps: SequentialOp[] = [
       return () =>
         post(
           target,
-          body(OPS.addHumanUser, { input: { profile: { firstName: 'Grace', lastName: 'Hopper' }, email: { email: uniqueEmail('seq'), isVerified: true } } }),
+          body(OPS.addHumanUser, {
+            input: { profile: { firstName: 'Grace', lastName: 'Hopper' }, email: { email: uniqueEmail('seq'), isVerified: true } },
+          }),
         );
     },
   },

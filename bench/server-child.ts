@@ -36,7 +36,13 @@ process.on('SIGUSR2', () => {
     mark: nowUs(),
     cpuUs: cpu.user + cpu.system,
     eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
-    memoryMb: { rss: mb(m.rss), heapTotal: mb(m.heapTotal), heapUsed: mb(m.heapUsed), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers) },
+    memoryMb: {
+      rss: mb(m.rss),
+      heapTotal: mb(m.heapTotal),
+      heapUsed: mb(m.heapUsed),
+      external: mb(m.external),
+      arrayBuffers: mb(m.arrayBuffers),
+    },
     store: diffStats(),
   });
   loopDelay.reset();
@@ -136,12 +142,14 @@ function yogaDurable(dataDir: string): { server: Server; close: () => Promise<vo
     });
   const yoga = createYoga({
     schema: createSchema({
-      typeDefs:
-        'type Query { written(prefix: String!): Int }\ntype Mutation { save(id: ID!, firstName: String!, lastName: String!): Int }',
+      typeDefs: 'type Query { written(prefix: String!): Int }\ntype Mutation { save(id: ID!, firstName: String!, lastName: String!): Int }',
       resolvers: {
         // The rows committed for ids starting with prefix: the bench's check that every answer was a write.
         Query: { written: (_: unknown, a: { prefix: string }) => ask({ countPrefix: a.prefix }) },
-        Mutation: { save: (_: unknown, a: { id: string; firstName: string; lastName: string }) => ask({ aggregate: a.id, payload: JSON.stringify(a) }) },
+        Mutation: {
+          save: (_: unknown, a: { id: string; firstName: string; lastName: string }) =>
+            ask({ aggregate: a.id, payload: JSON.stringify(a) }),
+        },
       },
     }),
     graphqlEndpoint: '/graphql',

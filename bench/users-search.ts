@@ -111,7 +111,12 @@ function bulkUsers(n: number, tag: string): BulkUser[] {
 }
 
 /** Bulk loads, starts the gateway, checks one page, then measures the search and `me` in it. */
-export async function runUsersSearch(h: Harness, store: StoreKind, mongo: ServerChoice | undefined, redis: ServerChoice | undefined): Promise<SearchRun> {
+export async function runUsersSearch(
+  h: Harness,
+  store: StoreKind,
+  mongo: ServerChoice | undefined,
+  redis: ServerChoice | undefined,
+): Promise<SearchRun> {
   const label = `users-search/${store}`;
   const ferret = store === 'mongodb+redis' && !mongo!.how.startsWith('given');
   const users = (ferret ? FERRET_USERS : SEARCH_USERS)[h.opts.smoke ? 'smoke' : 'full'];
@@ -151,11 +156,17 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
       const expected = expectedMatches(users);
       if (matching !== expected) problems.push(`totalCount ${matching}, expected ${expected}`);
       if (emails.length !== Math.min(50, expected)) problems.push(`${emails.length} users on the page`);
-      if (emails.some((e) => !e.startsWith(SEARCH_PREFIX))) problems.push(`not matching: ${emails.find((e) => !e.startsWith(SEARCH_PREFIX))}`);
+      if (emails.some((e) => !e.startsWith(SEARCH_PREFIX)))
+        problems.push(`not matching: ${emails.find((e) => !e.startsWith(SEARCH_PREFIX))}`);
       if (page.pageInfo.hasNextPage !== expected > 50) problems.push(`hasNextPage ${page.pageInfo.hasNextPage}`);
-      h.log(`${label}: ${matching} of ${users} users match "${SEARCH_PREFIX}"; the first page ${problems.length ? `WRONG: ${problems.join('; ')}` : 'is right'}`);
+      h.log(
+        `${label}: ${matching} of ${users} users match "${SEARCH_PREFIX}"; the first page ${problems.length ? `WRONG: ${problems.join('; ')}` : 'is right'}`,
+      );
 
-      const measured: [SearchRow['scenario'], string, Record<string, unknown>?][] = [['users-search', OPS.usersSearch, { prefix: SEARCH_PREFIX }], ['me', OPS.me]];
+      const measured: [SearchRow['scenario'], string, Record<string, unknown>?][] = [
+        ['users-search', OPS.usersSearch, { prefix: SEARCH_PREFIX }],
+        ['me', OPS.me],
+      ];
       for (const [scenario, query, variables] of measured) {
         if (h.opts.warmup > 0) await h.drive(target.url, load(target, query, variables), connections, h.opts.warmup);
         h.log(`${label}: ${scenario}, measuring ${h.opts.duration} s, ${connections} connections`);
@@ -177,7 +188,10 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
         times.sort((a, b) => a - b);
         const at = (q: number) => round(times[Math.max(0, Math.ceil(q * times.length) - 1)] ?? NaN, 1);
         rows.push({
-          scenario, store, users, ...m,
+          scenario,
+          store,
+          users,
+          ...m,
           cpuMsPerRequest: m.requests ? round((after.cpuUs - before.cpuUs) / 1000 / m.requests, 3) : undefined,
           eventLoopDelayMs: after.eventLoopDelayMs,
           memoryMb: after.memoryMb,
@@ -193,7 +207,9 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
       rss.stop();
       await h.stopChild(child);
       if (h.opts.cpuProf) {
-        const summaries = readdirSync(profDir).map((f) => summarize(path.join(profDir, f), 15)).sort((a, b) => b.busyMs - a.busyMs);
+        const summaries = readdirSync(profDir)
+          .map((f) => summarize(path.join(profDir, f), 15))
+          .sort((a, b) => b.busyMs - a.busyMs);
         for (const s of summaries) h.log(`${label}: CPU profile of a gateway thread over the search and me\n${formatSummary(s)}`);
       }
     }
@@ -201,7 +217,10 @@ export async function runUsersSearch(h: Harness, store: StoreKind, mongo: Server
   } finally {
     if (store === 'mongodb+redis') {
       const client = new MongoClient(mongo!.url, { serverSelectionTimeoutMS: 5000 });
-      await client.db(dbName).dropDatabase().catch((e) => h.log(`could not drop ${dbName}: ${e}`));
+      await client
+        .db(dbName)
+        .dropDatabase()
+        .catch((e) => h.log(`could not drop ${dbName}: ${e}`));
       await client.close();
     }
     rmSync(dir, { recursive: true, force: true });
@@ -213,8 +232,19 @@ const num = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.to
 /** One table for both stores; on FerretDB (not a given MONGODB_URL) requests and failures only. */
 export function searchTable(runs: SearchRun[], mongoGiven: boolean): string {
   const head = [
-    'scenario', 'store', 'users', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'failures: non-2xx/conn/app', 'server CPU ms/req',
-    'one at a time: p50 ms', 'p99 ms', 'RSS MB after', 'peak RSS MB',
+    'scenario',
+    'store',
+    'users',
+    'requests',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'failures: non-2xx/conn/app',
+    'server CPU ms/req',
+    'one at a time: p50 ms',
+    'p99 ms',
+    'RSS MB after',
+    'peak RSS MB',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
   for (const run of runs) {
@@ -222,11 +252,19 @@ export function searchTable(runs: SearchRun[], mongoGiven: boolean): string {
     for (const r of run.rows) {
       lines.push(
         `| ${[
-          r.scenario, r.store, String(r.users), String(r.requests),
-          speed ? num(r.rps) : 'error check', speed ? num(r.p50) : '-', speed ? num(r.p99) : '-',
+          r.scenario,
+          r.store,
+          String(r.users),
+          String(r.requests),
+          speed ? num(r.rps) : 'error check',
+          speed ? num(r.p50) : '-',
+          speed ? num(r.p99) : '-',
           `${r.non2xx}/${r.errors}/${r.graphqlErrors}`,
-          speed ? num(r.cpuMsPerRequest, 2) : '-', speed ? num(r.oneAtATime.p50, 1) : '-', speed ? num(r.oneAtATime.p99, 1) : '-',
-          num(r.memoryMb.rss), num(run.peakRssMb),
+          speed ? num(r.cpuMsPerRequest, 2) : '-',
+          speed ? num(r.oneAtATime.p50, 1) : '-',
+          speed ? num(r.oneAtATime.p99, 1) : '-',
+          num(r.memoryMb.rss),
+          num(run.peakRssMb),
         ].join(' | ')} |`,
       );
     }

@@ -90,14 +90,31 @@ try {
   let user = (await users.getUserByID({ userId })).user;
   same('username', user.username, username);
   same('sequence', seq(user.details), seq(added.details));
-  print({ op: current, sequence: seq(added.details), userId, orgId: user.details.resourceOwner, username: user.username, emailCode: added.emailCode !== '' });
+  print({
+    op: current,
+    sequence: seq(added.details),
+    userId,
+    orgId: user.details.resourceOwner,
+    username: user.username,
+    emailCode: added.emailCode !== '',
+  });
 
   // 3. UpdateHumanProfile (management v1), read back with GetUserByID (v1).
   current = 'UpdateHumanProfile';
-  const profile = await management.updateHumanProfile({ userId, firstName: 'Augusta Ada', lastName: 'King', displayName: 'Ada King' }, inOrg);
+  const profile = await management.updateHumanProfile(
+    { userId, firstName: 'Augusta Ada', lastName: 'King', displayName: 'Ada King' },
+    inOrg,
+  );
   let human = (await management.getUserByID({ id: userId }, inOrg)).user.type.value;
   same('profile', [human.profile.firstName, human.profile.lastName, human.profile.displayName], ['Augusta Ada', 'King', 'Ada King']);
-  print({ op: current, sequence: seq(profile.details), userId, firstName: human.profile.firstName, lastName: human.profile.lastName, displayName: human.profile.displayName });
+  print({
+    op: current,
+    sequence: seq(profile.details),
+    userId,
+    firstName: human.profile.firstName,
+    lastName: human.profile.lastName,
+    displayName: human.profile.displayName,
+  });
 
   // 4. SetEmail (user v2) with the code returned, then VerifyEmail with it; read back with GetUserByID.
   current = 'SetEmail';
@@ -106,7 +123,14 @@ try {
   const verified = await users.verifyEmail({ userId, verificationCode: changed.verificationCode });
   user = (await users.getUserByID({ userId })).user;
   same('email', [user.type.value.email.email, user.type.value.email.isVerified], [email, true]);
-  print({ op: current, sequence: seq(changed.details), userId, email: user.type.value.email.email, verifiedSequence: seq(verified.details), isVerified: user.type.value.email.isVerified });
+  print({
+    op: current,
+    sequence: seq(changed.details),
+    userId,
+    email: user.type.value.email.email,
+    verifiedSequence: seq(verified.details),
+    isVerified: user.type.value.email.isVerified,
+  });
 
   // 5. UpdateHumanPhone (management v1), read back with GetUserByID (v1).
   current = 'UpdateHumanPhone';
@@ -126,38 +150,88 @@ try {
   current = 'VerifyU2FRegistration';
   const registered = await users.registerU2F({ userId });
   const credential = createCredential(registered.publicKeyCredentialCreationOptions, { origin });
-  const u2f = await users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credential, tokenName: `Soft key ${run}` });
+  const u2f = await users.verifyU2FRegistration({
+    userId,
+    u2fId: registered.u2fId,
+    publicKeyCredential: credential,
+    tokenName: `Soft key ${run}`,
+  });
   user = (await users.getUserByID({ userId })).user;
   same('user sequence', seq(user.details), seq(u2f.details));
-  print({ op: current, sequence: seq(u2f.details), userId, u2fId: registered.u2fId, tokenName: `Soft key ${run}`, userSequence: seq(user.details) });
+  print({
+    op: current,
+    sequence: seq(u2f.details),
+    userId,
+    u2fId: registered.u2fId,
+    tokenName: `Soft key ${run}`,
+    userSequence: seq(user.details),
+  });
 
   // 8. UpdateOrgIDPOIDCConfig (deprecated) on an IdP added with AddOrgOIDCIDP, read back with GetOrgIDPByID.
   current = 'UpdateOrgIDPOIDCConfig';
   const { idpId } = await management.addOrgOIDCIDP(
-    { name: `IdP ${run}`, issuer: 'https://accounts.example.com', clientId: 'client-1', clientSecret: 's3cret', scopes: ['openid', 'email'] },
+    {
+      name: `IdP ${run}`,
+      issuer: 'https://accounts.example.com',
+      clientId: 'client-1',
+      clientSecret: 's3cret',
+      scopes: ['openid', 'email'],
+    },
     inOrg,
   );
   const config = { issuer: 'https://login.example.org', clientId: `client-${run}`, scopes: ['openid', 'profile'] };
   const idpUpdate = await management.updateOrgIDPOIDCConfig(
-    { idpId, ...config, displayNameMapping: OIDCMappingField.OIDC_MAPPING_FIELD_PREFERRED_USERNAME, usernameMapping: OIDCMappingField.OIDC_MAPPING_FIELD_EMAIL },
+    {
+      idpId,
+      ...config,
+      displayNameMapping: OIDCMappingField.OIDC_MAPPING_FIELD_PREFERRED_USERNAME,
+      usernameMapping: OIDCMappingField.OIDC_MAPPING_FIELD_EMAIL,
+    },
     inOrg,
   );
   const idp = (await management.getOrgIDPByID({ id: idpId }, inOrg)).idp;
-  same('OIDC config', [idp.config.value.issuer, idp.config.value.clientId, idp.config.value.scopes], [config.issuer, config.clientId, config.scopes]);
-  print({ op: current, sequence: seq(idpUpdate.details), idpId, issuer: idp.config.value.issuer, clientId: idp.config.value.clientId, scopes: idp.config.value.scopes });
+  same(
+    'OIDC config',
+    [idp.config.value.issuer, idp.config.value.clientId, idp.config.value.scopes],
+    [config.issuer, config.clientId, config.scopes],
+  );
+  print({
+    op: current,
+    sequence: seq(idpUpdate.details),
+    idpId,
+    issuer: idp.config.value.issuer,
+    clientId: idp.config.value.clientId,
+    scopes: idp.config.value.scopes,
+  });
 
   // 9. AddSAMLApp with the SP's metadata XML in a project added with AddProject, read back with GetProjectByID.
   current = 'AddSAMLApp';
   const project = await management.addProject({ name: `Project ${run}` }, inOrg);
   const app = await management.addSAMLApp(
-    { projectId: project.id, name: `SP ${run}`, metadata: { case: 'metadataXml', value: new TextEncoder().encode(spMetadata(`https://sp-${run}.example.com/saml/metadata`)) } },
+    {
+      projectId: project.id,
+      name: `SP ${run}`,
+      metadata: { case: 'metadataXml', value: new TextEncoder().encode(spMetadata(`https://sp-${run}.example.com/saml/metadata`)) },
+    },
     inOrg,
   );
   const read = (await management.getProjectByID({ id: project.id }, inOrg)).project;
   same('project sequence', seq(read.details), seq(app.details));
   print({ op: current, sequence: seq(app.details), projectId: project.id, appId: app.appId, projectName: read.name });
 
-  console.log(JSON.stringify({ summary: true, transport: kind, operations: done.length, done, orgId, userId, idpId, projectId: project.id, appId: app.appId }));
+  console.log(
+    JSON.stringify({
+      summary: true,
+      transport: kind,
+      operations: done.length,
+      done,
+      orgId,
+      userId,
+      idpId,
+      projectId: project.id,
+      appId: app.appId,
+    }),
+  );
 } catch (err) {
   const e = err instanceof ConnectError ? { code: Code[err.code], message: err.rawMessage } : { message: String(err?.message ?? err) };
   console.error(JSON.stringify({ op: current, transport: kind, error: e }));

@@ -82,7 +82,13 @@ export function createCredential(creationOptions, { origin = DEFAULT_ORIGIN } = 
     credentialId,
     coseKey,
   ]);
-  const attestationObject = cbor(new Map([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+  const attestationObject = cbor(
+    new Map([
+      ['fmt', 'none'],
+      ['attStmt', new Map()],
+      ['authData', authData],
+    ]),
+  );
 
   const id = b64url(credentialId);
   return {

@@ -18,14 +18,25 @@ const files = (dir) =>
   });
 
 const isFunction = (node) =>
-  ts.isFunctionDeclaration(node) || ts.isFunctionExpression(node) || ts.isArrowFunction(node) || ts.isMethodDeclaration(node) ||
-  ts.isGetAccessorDeclaration(node) || ts.isSetAccessorDeclaration(node) || ts.isConstructorDeclaration(node);
+  ts.isFunctionDeclaration(node) ||
+  ts.isFunctionExpression(node) ||
+  ts.isArrowFunction(node) ||
+  ts.isMethodDeclaration(node) ||
+  ts.isGetAccessorDeclaration(node) ||
+  ts.isSetAccessorDeclaration(node) ||
+  ts.isConstructorDeclaration(node);
 
 /** A readable name for a function node: its own, or the variable, property or call it sits in. */
 function nameOf(node) {
   if (node.name && ts.isIdentifier(node.name)) return node.name.text;
   const parent = node.parent;
-  if (parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) && parent.name && ts.isIdentifier(parent.name)) return parent.name.text;
+  if (
+    parent &&
+    (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) || ts.isPropertyDeclaration(parent)) &&
+    parent.name &&
+    ts.isIdentifier(parent.name)
+  )
+    return parent.name.text;
   if (parent && ts.isCallExpression(parent)) return `(argument of ${parent.expression.getText().slice(0, 40)})`;
   return '(anonymous)';
 }
@@ -54,7 +65,8 @@ const topIndex = process.argv.indexOf('--top');
 if (topIndex > 0) {
   const n = Number(process.argv[topIndex + 1] ?? 10);
   console.log(`The ${n} longest functions in src/:`);
-  for (const f of functions.sort((a, b) => b.length - a.length).slice(0, n)) console.log(`  ${String(f.length).padStart(4)}  ${f.name}  ${f.where}`);
+  for (const f of functions.sort((a, b) => b.length - a.length).slice(0, n))
+    console.log(`  ${String(f.length).padStart(4)}  ${f.name}  ${f.where}`);
 }
 if (over.length) {
   console.log(`Over the sizes a reader takes in at once:\n${over.map((o) => `  ${o}`).join('\n')}`);

@@ -233,7 +233,10 @@ export function loadConfig(env: Env = process.env): Config {
     webauthn: {
       rpId: env.WEBAUTHN_RP_ID ?? 'localhost',
       rpName: env.WEBAUTHN_RP_NAME ?? 'Identity gateway',
-      origins: (env.WEBAUTHN_ORIGINS ?? 'http://localhost:4000').split(',').map((o) => o.trim()).filter(Boolean),
+      origins: (env.WEBAUTHN_ORIGINS ?? 'http://localhost:4000')
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
       challengeTtlSeconds: wholeNumber('U2F_CHALLENGE_TTL_SECONDS', env.U2F_CHALLENGE_TTL_SECONDS, 300, 1),
     },
     smtp: {
@@ -264,12 +267,19 @@ export function loadConfig(env: Env = process.env): Config {
         .filter(Boolean),
       shutdownTimeoutMs: ms('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS, 10_000),
       idempotencyTtlSeconds: wholeNumber('IDEMPOTENCY_TTL_SECONDS', env.IDEMPOTENCY_TTL_SECONDS, 24 * 3600, 1),
-      maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0, 1) : undefined,
+      maxInflightBytesPerClient: env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT
+        ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', env.HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT, 0, 1)
+        : undefined,
       maxInflightBytes: env.HTTP_MAX_INFLIGHT_BYTES ? wholeNumber('HTTP_MAX_INFLIGHT_BYTES', env.HTTP_MAX_INFLIGHT_BYTES, 0, 1) : undefined,
       // Slow or silent peers (src/http/connections.ts, output-guard.ts, http2-sessions.ts).
       requestTimeoutMs: ms('HTTP_REQUEST_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS, 60_000, 1),
       writeTimeoutMs: ms('HTTP_WRITE_TIMEOUT_MS', env.HTTP_WRITE_TIMEOUT_MS, 30_000, 1),
-      maxUnsentBytesPerConnection: wholeNumber('HTTP_MAX_UNSENT_BYTES_PER_CONNECTION', env.HTTP_MAX_UNSENT_BYTES_PER_CONNECTION, 16 * 1024 * 1024, 1),
+      maxUnsentBytesPerConnection: wholeNumber(
+        'HTTP_MAX_UNSENT_BYTES_PER_CONNECTION',
+        env.HTTP_MAX_UNSENT_BYTES_PER_CONNECTION,
+        16 * 1024 * 1024,
+        1,
+      ),
       maxConnections: env.HTTP_MAX_CONNECTIONS ? wholeNumber('HTTP_MAX_CONNECTIONS', env.HTTP_MAX_CONNECTIONS, 0, 1) : undefined,
       http2MaxConcurrentStreams: wholeNumber('HTTP2_MAX_CONCURRENT_STREAMS', env.HTTP2_MAX_CONCURRENT_STREAMS, 100, 1, 2 ** 31 - 1),
       http2IdleTimeoutMs: ms('HTTP2_IDLE_TIMEOUT_MS', env.HTTP2_IDLE_TIMEOUT_MS, 60_000, 1),
@@ -303,7 +313,9 @@ function tlsFiles(env: Env): Config['tls'] {
   try {
     createSecureContext(tls);
   } catch (err) {
-    throw new Error(`TLS_CERT_FILE ${certFile} and TLS_KEY_FILE ${keyFile}: not a PEM certificate and its private key (${(err as Error).message})`);
+    throw new Error(
+      `TLS_CERT_FILE ${certFile} and TLS_KEY_FILE ${keyFile}: not a PEM certificate and its private key (${(err as Error).message})`,
+    );
   }
   return tls;
 }
@@ -324,7 +336,8 @@ function mongodbUrl(v: string | undefined): string | undefined {
  */
 function redisConnection(env: Env): RedisConnection | undefined {
   const given = (['REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS'] as const).filter((name) => env[name]);
-  if (given.length > 1) throw new Error(`${given.join(' and ')} are set: set only one (one Redis, a Redis Cluster, or a Sentinel-watched master)`);
+  if (given.length > 1)
+    throw new Error(`${given.join(' and ')} are set: set only one (one Redis, a Redis Cluster, or a Sentinel-watched master)`);
   const auth = {
     ...(env.REDIS_USERNAME && { username: env.REDIS_USERNAME }),
     ...(env.REDIS_PASSWORD && { password: env.REDIS_PASSWORD }),

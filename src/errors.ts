@@ -54,8 +54,7 @@ export const alreadyExists = (what: string) => new AppError('ALREADY_EXISTS', `$
 export const failedPrecondition = (message: string) => new AppError('FAILED_PRECONDITION', message);
 export const permissionDenied = (message = 'Permission denied') => new AppError('PERMISSION_DENIED', message);
 export const unauthenticated = (message = 'Authentication required') => new AppError('UNAUTHENTICATED', message);
-export const unavailable = (message = 'A backing service is unavailable, try again') =>
-  new AppError('UNAVAILABLE', message);
+export const unavailable = (message = 'A backing service is unavailable, try again') => new AppError('UNAVAILABLE', message);
 
 /** A backing server (MongoDB, Redis, the embedded store's disk) cannot be reached: every adapter throws this. */
 export class UnavailableError extends Error {
@@ -94,9 +93,7 @@ export function asAppError(err: unknown): AppError | null {
 
 /** Failed input rules: every violated field, its path under `root` (the transport renames paths as it needs). */
 export function zodToAppError(error: ZodError, root = 'input'): AppError {
-  return invalidArgument(
-    error.issues.map((issue) => ({ field: [root, ...issue.path.map(String)].join('.'), description: issue.message })),
-  );
+  return invalidArgument(error.issues.map((issue) => ({ field: [root, ...issue.path.map(String)].join('.'), description: issue.message })));
 }
 
 /** The GraphQL error extensions of a code (DESIGN.md section 7). */

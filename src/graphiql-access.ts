@@ -18,7 +18,17 @@ import type { IncomingMessage } from 'node:http';
  * Headers that say a proxy handled the request (whatever TRUST_PROXY says: a local proxy
  * makes a remote client look local). No browser sends any of them by itself.
  */
-const PROXY_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'via', 'true-client-ip', 'cf-connecting-ip', 'x-client-ip'];
+const PROXY_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'via',
+  'true-client-ip',
+  'cf-connecting-ip',
+  'x-client-ip',
+];
 
 export function isLoopbackAddress(address: string | undefined): boolean {
   if (!address) return false;

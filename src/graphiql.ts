@@ -28,8 +28,7 @@ import { mayReceiveAdminToken } from './graphiql-access.ts';
 import { chooseEncoding, encodedPage, matchesIfNoneMatch, type EncodedPage } from './http/encoded-page.ts';
 
 /** Loaded on the first page view: the inlined GraphiQL bundle costs ~85 MB of memory a production gateway never needs. */
-export const renderGraphiQL = async (options: GraphiQLOptions) =>
-  (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options);
+export const renderGraphiQL = async (options: GraphiQLOptions) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options);
 
 export const EXAMPLE_OPERATION = `# Quick start: Headers (below) holds an administrator token.
 # Run Me with the ▶ button or Ctrl+Enter.
@@ -76,7 +75,9 @@ function pageOptions(authorization: string | null): GraphiQLOptions {
 }
 
 const isPageRequest = (request: Request, pathname: string) =>
-  request.method === 'GET' && (pathname === '/graphql' || pathname === '/graphql/') && (request.headers.get('accept') ?? '').includes('text/html');
+  request.method === 'GET' &&
+  (pathname === '/graphql' || pathname === '/graphql/') &&
+  (request.headers.get('accept') ?? '').includes('text/html');
 
 /** GraphiQL on GET /graphql for browsers (Accept: text/html); nothing when GRAPHIQL is off. */
 export function useGraphiQLPage(config: Config, deps: Deps): Plugin {
@@ -120,7 +121,10 @@ export function useGraphiQLPage(config: Config, deps: Deps): Plugin {
         ...(body.encoding !== 'identity' && { 'content-encoding': body.encoding }),
       };
       if (token) {
-        const response = new fetchAPI.Response(bytes, { status: 200, headers: { ...headers, 'cache-control': 'no-store', 'content-length': String(body.bytes.length) } });
+        const response = new fetchAPI.Response(bytes, {
+          status: 200,
+          headers: { ...headers, 'cache-control': 'no-store', 'content-length': String(body.bytes.length) },
+        });
         carriesToken.add(response);
         return endResponse(response);
       }
@@ -128,7 +132,12 @@ export function useGraphiQLPage(config: Config, deps: Deps): Plugin {
       if (matchesIfNoneMatch(request.headers.get('if-none-match'), body.etag)) {
         return endResponse(new fetchAPI.Response(null, { status: 304, headers: { vary: headers.vary, ...cacheHeaders } }));
       }
-      endResponse(new fetchAPI.Response(bytes, { status: 200, headers: { ...headers, ...cacheHeaders, 'content-length': String(body.bytes.length) } }));
+      endResponse(
+        new fetchAPI.Response(bytes, {
+          status: 200,
+          headers: { ...headers, ...cacheHeaders, 'content-length': String(body.bytes.length) },
+        }),
+      );
     },
     onResponse({ response }) {
       if (!carriesToken.has(response)) return;

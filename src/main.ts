@@ -50,7 +50,8 @@ async function start(config: Config) {
 async function failStart(err: unknown): Promise<never> {
   const line = startFailureLine(err, { mongodbUrl: config?.mongodbUrl, host: config?.host, port: config?.port });
   process.stderr.write(`Identity gateway cannot start: ${line}\n`);
-  if (config?.logLevel === 'debug' && !(err instanceof StartupError) && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  if (config?.logLevel === 'debug' && !(err instanceof StartupError) && err instanceof Error && err.stack)
+    process.stderr.write(`${err.stack}\n`);
   if (opened) await Promise.race([opened.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000).unref())]);
   process.exit(1);
 }
@@ -96,9 +97,13 @@ async function bootstrapWhenReachable(config: Config, gateway: Gateway) {
       const left = deadline - Date.now();
       if (left <= 0) {
         const cause = err.cause === undefined ? err : err.cause;
-        throw new StartupError(`${where} did not answer within ${config.mongodbStartTimeoutMs} ms (MONGODB_START_TIMEOUT_MS): ${messageOf(cause)}`, { cause: err });
+        throw new StartupError(
+          `${where} did not answer within ${config.mongodbStartTimeoutMs} ms (MONGODB_START_TIMEOUT_MS): ${messageOf(cause)}`,
+          { cause: err },
+        );
       }
-      if (attempt === 1 || attempt % 10 === 0) gateway.logger.log('warn', 'store unreachable at start; retrying', { attempt, leftMs: left, error: messageOf(err.cause ?? err) });
+      if (attempt === 1 || attempt % 10 === 0)
+        gateway.logger.log('warn', 'store unreachable at start; retrying', { attempt, leftMs: left, error: messageOf(err.cause ?? err) });
       await new Promise((r) => setTimeout(r, Math.min(attempt * 1000, 5000, left)));
     }
   }

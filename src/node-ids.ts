@@ -79,7 +79,8 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
   const { store, ttlMs, logger } = options;
   const wall = options.now ?? Date.now;
   const fixed = options.nodeId;
-  if (fixed !== undefined && (!Number.isInteger(fixed) || fixed < 0 || fixed >= NODE_IDS)) throw new RangeError('GATEWAY_NODE_ID must be an integer in 0..1023');
+  if (fixed !== undefined && (!Number.isInteger(fixed) || fixed < 0 || fixed >= NODE_IDS))
+    throw new RangeError('GATEWAY_NODE_ID must be an integer in 0..1023');
   const token = randomBytes(16).toString('base64url');
   const renewEveryMs = Math.max(10, Math.floor(ttlMs / 3));
   const retryMs = Math.max(10, Math.min(1000, Math.floor(ttlMs / 6)));
@@ -92,7 +93,10 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
 
   /** Takes a lease: `preferred` first, then (without GATEWAY_NODE_ID) any free one, in random order. */
   async function acquire(): Promise<Held> {
-    const candidates = fixed !== undefined ? [fixed] : [...(preferred !== undefined ? [preferred] : []), ...shuffled(NODE_IDS).filter((n) => n !== preferred)];
+    const candidates =
+      fixed !== undefined
+        ? [fixed]
+        : [...(preferred !== undefined ? [preferred] : []), ...shuffled(NODE_IDS).filter((n) => n !== preferred)];
     for (const id of candidates) {
       const sentAt = performance.now();
       const taken = await store.acquire(id, token, ttlMs, wall());
@@ -129,7 +133,8 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
       try {
         ceiling = await store.renew(lease.id, token, ttlMs, wanted);
       } catch (err) {
-        if (!warned) logger?.log('warn', 'node id lease not renewed; retrying', { nodeId: lease.id, error: String((err as Error)?.message ?? err) });
+        if (!warned)
+          logger?.log('warn', 'node id lease not renewed; retrying', { nodeId: lease.id, error: String((err as Error)?.message ?? err) });
         warned = true;
         if (performance.now() >= lease.validUntil && held === lease) {
           logger?.log('error', 'node id lease expired: no ids until it is leased again', { nodeId: lease.id });
@@ -162,7 +167,10 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
       logger?.log('info', 'node id leased', { nodeId: lease.id, lease: store.kind, ttlMs });
       schedule(renewEveryMs);
     } catch (err) {
-      if (!warned) logger?.log(err instanceof NodeIdTakenError ? 'error' : 'warn', 'no node id leased yet; retrying', { error: String((err as Error)?.message ?? err) });
+      if (!warned)
+        logger?.log(err instanceof NodeIdTakenError ? 'error' : 'warn', 'no node id leased yet; retrying', {
+          error: String((err as Error)?.message ?? err),
+        });
       warned = true;
       schedule(err instanceof NodeIdTakenError ? Math.max(retryMs, renewEveryMs) : retryMs);
       throw err;

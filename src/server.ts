@@ -58,7 +58,12 @@ export interface GatewayOptions {
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const stores = await openStores(config, logger, { store: metrics.storeObserver, redis: metrics.redisObserver, mongoCommand: metrics.mongoCommand, stateRepaired: metrics.stateRepaired });
+  const stores = await openStores(config, logger, {
+    store: metrics.storeObserver,
+    redis: metrics.redisObserver,
+    mongoCommand: metrics.mongoCommand,
+    stateRepaired: metrics.stateRepaired,
+  });
   const delivery = options.notifier ? null : await createNotifier(config, logger);
   // Leased in Redis or MongoDB so that no two gateways share one (src/node-ids.ts); refused: nothing stays open.
   const nodeIds = await startNodeIds(config, logger).catch(async (err: unknown) => {
@@ -84,7 +89,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       if (nodeIds.nodeId === null) throw new Error('no node id lease held');
     },
   };
-  const http = await createHttpLayer({ config, logger, metrics, stores, tokens, extraChecks: nodeIds.lease === 'none' ? [] : [leaseCheck] });
+  const http = await createHttpLayer({
+    config,
+    logger,
+    metrics,
+    stores,
+    tokens,
+    extraChecks: nodeIds.lease === 'none' ? [] : [leaseCheck],
+  });
   if (delivery && config.delivery.runWorker) delivery.startWorker();
 
   const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
@@ -100,7 +112,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         const located = error instanceof GraphQLError ? error : undefined;
         let cause: unknown = located?.originalError ?? error;
         if (cause instanceof GraphQLError && cause.extensions?.grpcCode !== undefined) {
-          return new GraphQLError(cause.message, { nodes: located?.nodes, positions: located?.positions, path: located?.path, extensions: cause.extensions });
+          return new GraphQLError(cause.message, {
+            nodes: located?.nodes,
+            positions: located?.positions,
+            path: located?.path,
+            extensions: cause.extensions,
+          });
         }
         const known = asAppError(cause);
         if (known) return toGraphQLError(known, located);
@@ -121,7 +138,15 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       const cmd = requestContext(deps, request.headers, { callerId: state.caller, authError: state.authError });
       return { cmd, requestId: state.requestId };
     },
-    plugins: [useGraphiQLPage(config, deps), errorClassification(logger), usePartialMutationStatus(), introspectionSwitch(config), ...http.plugins, useVariableCoercion(classifyGraphQLError), useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) })],
+    plugins: [
+      useGraphiQLPage(config, deps),
+      errorClassification(logger),
+      usePartialMutationStatus(),
+      introspectionSwitch(config),
+      ...http.plugins,
+      useVariableCoercion(classifyGraphQLError),
+      useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) }),
+    ],
   });
 
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
@@ -131,7 +156,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     protocolOf: wireProtocolOf,
     cors: WIRE_CORS,
     load: async () =>
-      (await import('./wire/rest-route.ts')).createWireRoute({ deps, tokens, logger, readMaxBytes: maxRequestBodyBytes(config), ready: http.ready, idempotency: http.idempotency }),
+      (await import('./wire/rest-route.ts')).createWireRoute({
+        deps,
+        tokens,
+        logger,
+        readMaxBytes: maxRequestBodyBytes(config),
+        ready: http.ready,
+        idempotency: http.idempotency,
+      }),
   });
 
   let stopping: Promise<boolean> | undefined;

@@ -38,19 +38,34 @@ export interface StoreInstrumentation {
 
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
   const corrected = await restrictDataDir(config.dataDir);
-  if (corrected.length > 0) logger.log('warn', 'data folder was readable by others: now owner-only', { dataDir: config.dataDir, corrected: corrected.length });
+  if (corrected.length > 0)
+    logger.log('warn', 'data folder was readable by others: now owner-only', { dataDir: config.dataDir, corrected: corrected.length });
   let store: EventStore = config.mongodbUrl
     ? // imported only when used: the driver costs memory the embedded quick start does not need
-      await (await import('./store/mongo.ts')).createMongoStore({
+      await (
+        await import('./store/mongo.ts')
+      ).createMongoStore({
         url: config.mongodbUrl,
         dbName: config.mongodbDb,
         readTimeoutMS: config.mongodbReadTimeoutMs,
         reducers,
         userFields: userSearchFields,
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
-        repair: config.storeRepairIntervalMs > 0 ? { intervalMs: config.storeRepairIntervalMs, onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)) } : false,
+        repair:
+          config.storeRepairIntervalMs > 0
+            ? {
+                intervalMs: config.storeRepairIntervalMs,
+                onRepaired: instrument?.stateRepaired && ((type) => instrument.stateRepaired!(type)),
+              }
+            : false,
       })
-    : await createSqliteStore({ dataDir: config.dataDir, reducers, userFields: userSearchFields, logger, cacheBytes: config.snapshotCacheMb * 1024 * 1024 });
+    : await createSqliteStore({
+        dataDir: config.dataDir,
+        reducers,
+        userFields: userSearchFields,
+        logger,
+        cacheBytes: config.snapshotCacheMb * 1024 * 1024,
+      });
   // One connection attempt each (src/redis.ts: 1.5 s connect timeout); failed, the start stops naming the Redis variable.
   const redis = config.redis;
   const opened: { close(): Promise<void> }[] = [store];
@@ -67,7 +82,11 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
   let codeStore: CodeStore = redis ? await reach(() => createRedisCodeStore({ url: redis })) : createMemoryCodeStore();
   let rateLimiter: RateLimiter = redis ? await reach(() => createRedisRateLimiter({ url: redis })) : createMemoryRateLimiter();
   if (instrument) {
-    store = timed(store, ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'], instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'));
+    store = timed(
+      store,
+      ['load', 'loadMany', 'catchUp', 'append', 'lookup', 'events', 'eventRange', 'searchUsers', 'countUsers', 'ping'],
+      instrument.store(config.mongodbUrl ? 'mongodb' : 'embedded'),
+    );
     if (config.redis) {
       codeStore = timed(codeStore, ['put', 'check', 'clear', 'restore', 'ping'], instrument.redis('codes'));
       rateLimiter = timed(rateLimiter, ['hit'], instrument.redis('rate_limit'));

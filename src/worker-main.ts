@@ -11,11 +11,16 @@ import { describeRedis } from './redis.ts';
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 if (!config.redis) {
-  process.stderr.write('npm run worker needs REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS): without it the queue lives inside the gateway process, whose own worker delivers.\n');
+  process.stderr.write(
+    'npm run worker needs REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS): without it the queue lives inside the gateway process, whose own worker delivers.\n',
+  );
   process.exit(2);
 }
 if (!config.codeHmacKey) {
-  logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; it must be the gateways\' key, or their jobs are dead-lettered unsent');
+  logger.log(
+    'warn',
+    "CODE_HMAC_KEY is not set: using the key in the data folder; it must be the gateways' key, or their jobs are dead-lettered unsent",
+  );
 }
 
 const delivery = await createNotifier(config, logger);
@@ -27,11 +32,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
-    delivery
-      .close()
-      .then(() => {
+    delivery.close().then(
+      () => {
         logger.log('info', 'delivery worker metrics', { ...delivery.metrics });
         process.exit(0);
-      }, () => process.exit(1));
+      },
+      () => process.exit(1),
+    );
   });
 }

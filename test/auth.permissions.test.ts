@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../src/errors.ts';
-import {
-  covers,
-  hasPermission,
-  isOrgRole,
-  orgRoles,
-  permissionsOf,
-  requirePermission,
-  type Permission,
-} from '../src/auth/permissions.ts';
+import { covers, hasPermission, isOrgRole, orgRoles, permissionsOf, requirePermission, type Permission } from '../src/auth/permissions.ts';
 
 // Written out from DESIGN.md section 6, independently of the code's table, with issue 13's
 // user.read (ORG_OWNER, ORG_USER_MANAGER, and ORG_USER_VIEWER that reads and writes nothing).
@@ -24,7 +16,15 @@ const all: Permission[] = [
 ];
 const expected: Record<string, Permission[]> = {
   IAM_OWNER: all,
-  ORG_OWNER: ['user.read', 'user.write', 'user.credential.write', 'org.idp.write', 'project.write', 'project.app.write', 'org.member.write'],
+  ORG_OWNER: [
+    'user.read',
+    'user.write',
+    'user.credential.write',
+    'org.idp.write',
+    'project.write',
+    'project.app.write',
+    'org.member.write',
+  ],
   ORG_USER_MANAGER: ['user.read', 'user.write'],
   ORG_USER_VIEWER: ['user.read'],
   ORG_SETTINGS_MANAGER: ['org.idp.write'],
@@ -37,7 +37,11 @@ describe('role table', () => {
   });
 
   it('knows the org roles', () => {
-    expect([...orgRoles].sort()).toEqual(Object.keys(expected).filter((r) => r !== 'IAM_OWNER').sort());
+    expect([...orgRoles].sort()).toEqual(
+      Object.keys(expected)
+        .filter((r) => r !== 'IAM_OWNER')
+        .sort(),
+    );
     expect(isOrgRole('ORG_OWNER')).toBe(true);
     expect(isOrgRole('IAM_OWNER')).toBe(false);
     expect(isOrgRole('org_owner')).toBe(false);

@@ -72,7 +72,7 @@ browserSuite('GraphiQL in headless Chromium, with no network beyond loopback', (
   });
 });
 
-browserSuite('GraphiQL in Chromium: the token stays with the gateway\'s own page', () => {
+browserSuite("GraphiQL in Chromium: the token stays with the gateway's own page", () => {
   let gw: TestGateway;
   let browser: Browser;
   let otherSite: Server;
@@ -228,7 +228,10 @@ describe('GraphiQL and introspection per environment', () => {
     it('is configured by GRAPHIQL and INTROSPECTION, on unless NODE_ENV=production', () => {
       expect(loadConfig({})).toMatchObject({ graphiql: true, introspection: true });
       expect(loadConfig({ NODE_ENV: 'production' })).toMatchObject({ graphiql: false, introspection: false });
-      expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: '1', INTROSPECTION: 'yes' })).toMatchObject({ graphiql: true, introspection: true });
+      expect(loadConfig({ NODE_ENV: 'production', GRAPHIQL: '1', INTROSPECTION: 'yes' })).toMatchObject({
+        graphiql: true,
+        introspection: true,
+      });
       expect(loadConfig({ GRAPHIQL: 'off', INTROSPECTION: 'false' })).toMatchObject({ graphiql: false, introspection: false });
     });
   });

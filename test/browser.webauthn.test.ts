@@ -125,7 +125,14 @@ browserSuite(SUITE, () => {
     const again = await gw.send(RegisterU2FDocument, { input: { userId } });
     const secondOptions = again.data!.registerU2F.publicKeyCredentialCreationOptions as any;
     expect(secondOptions.excludeCredentials.map((c: any) => c.id)).toEqual([credential.id]);
-    const refused = await page.evaluate((o) => (window as any).registerToken(o).then(() => 'created', (e: Error) => e.name), secondOptions);
+    const refused = await page.evaluate(
+      (o) =>
+        (window as any).registerToken(o).then(
+          () => 'created',
+          (e: Error) => e.name,
+        ),
+      secondOptions,
+    );
     expect(refused).toBe('InvalidStateError');
 
     await context.close();

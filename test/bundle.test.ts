@@ -28,7 +28,16 @@ describe('the production bundle, as start:prod runs it', () => {
     const launchEnv = Object.fromEntries(words.slice(0, words.indexOf('node')).map((w) => w.split('=', 2)));
     child = spawn(process.execPath, words.slice(words.indexOf('node') + 1), {
       cwd: root,
-      env: { ...process.env, ...launchEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), MONGODB_URL: '', REDIS_URL: '', NODE_ENV: 'production' },
+      env: {
+        ...process.env,
+        ...launchEnv,
+        DATA_DIR: dataDir,
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        MONGODB_URL: '',
+        REDIS_URL: '',
+        NODE_ENV: 'production',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines = createInterface({ input: child.stdout! });
@@ -56,15 +65,27 @@ describe('the production bundle, as start:prod runs it', () => {
     // The Dockerfile runs the same: its ENV holds start:prod's environment, its CMD the flags.
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     const words = startProd.split(/\s+/);
-    for (const assignment of words.slice(0, words.indexOf('node'))) expect(dockerfile).toMatch(new RegExp(`^ENV .*\\b${assignment}\\b`, 'm'));
-    expect(dockerfile).toContain(`CMD [${words.slice(words.indexOf('node')).map((w) => JSON.stringify(w)).join(', ')}]`);
+    for (const assignment of words.slice(0, words.indexOf('node')))
+      expect(dockerfile).toMatch(new RegExp(`^ENV .*\\b${assignment}\\b`, 'm'));
+    expect(dockerfile).toContain(
+      `CMD [${words
+        .slice(words.indexOf('node'))
+        .map((w) => JSON.stringify(w))
+        .join(', ')}]`,
+    );
   });
 
   it('answers GraphQL from its SQLite store (a worker beside the bundle) and a wire call (a chunk loaded at its first request)', async () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const me = await (await fetch(`${origin}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ me { id username } }' }) })).json();
+    const me = await (
+      await fetch(`${origin}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query: '{ me { id username } }' }) })
+    ).json();
     expect(me.data.me.username).toBeTruthy();
-    const wire = await fetch(`${origin}/zitadel.auth.v1.AuthService/GetMyUser`, { method: 'POST', headers: { ...headers, 'connect-protocol-version': '1' }, body: '{}' });
+    const wire = await fetch(`${origin}/zitadel.auth.v1.AuthService/GetMyUser`, {
+      method: 'POST',
+      headers: { ...headers, 'connect-protocol-version': '1' },
+      body: '{}',
+    });
     expect(wire.status).toBe(200);
     expect((await wire.json()).user.id).toBe(me.data.me.id);
   });

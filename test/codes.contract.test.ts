@@ -470,7 +470,14 @@ describeWith('redis', 'redis code store', (url) => {
   });
 
   /** A code store behind a test proxy (test/support/net.ts), one straight to Redis, and a code service over either. */
-  async function behindProxy(test: (t: { proxy: Awaited<ReturnType<typeof faultyProxy>>; proxied: CodeStore; direct: CodeStore; service: (store: CodeStore) => ReturnType<typeof createCodeService> }) => Promise<void>) {
+  async function behindProxy(
+    test: (t: {
+      proxy: Awaited<ReturnType<typeof faultyProxy>>;
+      proxied: CodeStore;
+      direct: CodeStore;
+      service: (store: CodeStore) => ReturnType<typeof createCodeService>;
+    }) => Promise<void>,
+  ) {
     const proxy = await faultyProxy(url);
     await proxy.up();
     const proxied = await createRedisCodeStore({ url: proxy.url, keyPrefix });
@@ -511,7 +518,8 @@ describeWith('redis', 'redis code store', (url) => {
       proxy.release();
       await proxied.ping();
       expect(await service(direct).verify(u, 'email', code, 'a@example.com')).toBe('ok');
-    }));
+    }),
+  );
 
   it('a verification cut off by a dropped connection is not sent again after the reconnect (its undo was refused)', () =>
     behindProxy(async ({ proxy, proxied, direct, service }) => {

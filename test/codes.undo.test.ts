@@ -40,7 +40,7 @@ function racedBy(h: Harness, win: (codes: CodeService) => Promise<void>) {
 const codeOf = (err: unknown) => (err instanceof AppError ? err.code : String(err));
 
 describe('a failed append takes the code back (command level)', () => {
-  it('setEmail losing to an identical setEmail: the winner\'s code still verifies', async () => {
+  it("setEmail losing to an identical setEmail: the winner's code still verifies", async () => {
     const h = await given(world);
     let winnerCode = '';
     racedBy(h, async (codes) => {
@@ -54,7 +54,7 @@ describe('a failed append takes the code back (command level)', () => {
     expect(verified.ok, 'the code of the answer that was OK verifies').toBe(true);
   });
 
-  it('setEmail with isVerified losing the race: its clear is taken back, the winner\'s code verifies', async () => {
+  it("setEmail with isVerified losing the race: its clear is taken back, the winner's code verifies", async () => {
     const h = await given(world);
     let winnerCode = '';
     racedBy(h, async (codes) => {
@@ -88,7 +88,9 @@ describe('a failed append takes the code back (command level)', () => {
     const failAppend = (before: () => Promise<void> = async () => {}) => {
       h.deps.store = new Proxy(store, {
         get: (t, p, r) =>
-          p === 'append' ? () => before().then(() => Promise.reject(new UnavailableError('event store unavailable'))) : (Reflect.get(t, p, r) as unknown),
+          p === 'append'
+            ? () => before().then(() => Promise.reject(new UnavailableError('event store unavailable')))
+            : (Reflect.get(t, p, r) as unknown),
       });
     };
     const verify = (code: string) => h.when((ctx) => verifyEmail(ctx, { userId: U.alice, verificationCode: code }), { caller: U.alice });
@@ -115,8 +117,20 @@ describe('a failed append takes the code back (command level)', () => {
 
   // The other request lands between the code's check and the verification's append.
   const addressRaces = [
-    { name: 'verifyEmail racing a setEmail to another address', channel: 'email', verify: verifyEmail, from: 'mine@example.com', to: 'ceo@victim.example' },
-    { name: 'verifyPhone racing an updateHumanPhone to another number', channel: 'phone', verify: verifyPhone, from: PHONE, to: '+41790000001' },
+    {
+      name: 'verifyEmail racing a setEmail to another address',
+      channel: 'email',
+      verify: verifyEmail,
+      from: 'mine@example.com',
+      to: 'ceo@victim.example',
+    },
+    {
+      name: 'verifyPhone racing an updateHumanPhone to another number',
+      channel: 'phone',
+      verify: verifyPhone,
+      from: PHONE,
+      to: '+41790000001',
+    },
   ] as const;
   for (const race of addressRaces) {
     it(`${race.name}: the new one is not verified by the old code`, async () => {
@@ -142,7 +156,7 @@ describe('a failed append takes the code back (command level)', () => {
     });
   }
 
-  it('updateHumanPhone losing to the same change: the winner\'s SMS code still verifies', async () => {
+  it("updateHumanPhone losing to the same change: the winner's SMS code still verifies", async () => {
     const h = await given(world, { sms: true });
     let winnerCode = '';
     racedBy(h, async (codes) => {
@@ -156,7 +170,7 @@ describe('a failed append takes the code back (command level)', () => {
     expect(verified.ok, 'the code the winner sent verifies').toBe(true);
   });
 
-  it('addHumanUser with a given userId losing to the same creation: the winner\'s codes still verify', async () => {
+  it("addHumanUser with a given userId losing to the same creation: the winner's codes still verify", async () => {
     const h = await given(world, { sms: true });
     const id = 'given-id';
     const winner: Record<string, string> = {};
@@ -166,8 +180,10 @@ describe('a failed append takes the code back (command level)', () => {
       await h.seed([facts.human(id, ORG_A, { email: 'neo@example.com', emailVerified: false, phone: PHONE })]);
     });
     const input = {
-      userId: id, profile: { firstName: 'Neo', lastName: 'Anderson' },
-      email: { email: 'neo@example.com', returnCode: true }, phone: { phone: PHONE, returnCode: true },
+      userId: id,
+      profile: { firstName: 'Neo', lastName: 'Anderson' },
+      email: { email: 'neo@example.com', returnCode: true },
+      phone: { phone: PHONE, returnCode: true },
     };
     const lost = await h.when((ctx) => addHumanUser(ctx, input), { caller: U.managerA });
     expect(codeOf(!lost.ok && lost.error)).toBe('ALREADY_EXISTS');
@@ -189,7 +205,10 @@ function raceSuite(name: string, env: () => Record<string, string>) {
       const N = 6;
       for (let round = 0; round < 4; round++) {
         const created = await gw.send(AddHumanUserDocument, {
-          input: { profile: { firstName: 'Ada', lastName: 'Lovelace' }, email: { email: `race-${Date.now()}-${round}@example.com`, returnCode: true } } as any,
+          input: {
+            profile: { firstName: 'Ada', lastName: 'Lovelace' },
+            email: { email: `race-${Date.now()}-${round}@example.com`, returnCode: true },
+          } as any,
         });
         const userId = created.data!.addHumanUser.userId;
         const email = `changed-${Date.now()}-${round}@example.com`;

@@ -22,14 +22,19 @@ describe('commands check their own input', () => {
   afterAll(async () => gw?.close());
 
   const failure = async (run: Promise<unknown>) => {
-    const err = await run.then(() => null, (e: unknown) => e);
+    const err = await run.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AppError);
     return err as AppError;
   };
 
   it('an invalid input is INVALID_ARGUMENT listing every violated field, before anything is read or written', async () => {
     const before = (await gw.gateway.deps.store.load<User>('user', gw.adminId))!.sequence;
-    const err = await failure(users.updateHumanProfile(ctx, { userId: gw.adminId, firstName: '', lastName: 'x'.repeat(201), gender: 'NOPE' }));
+    const err = await failure(
+      users.updateHumanProfile(ctx, { userId: gw.adminId, firstName: '', lastName: 'x'.repeat(201), gender: 'NOPE' }),
+    );
     expect(err.code).toBe('INVALID_ARGUMENT');
     const fields = err.details.flatMap((d: any) => d.fieldViolations.map((v: any) => v.field)).sort();
     expect(fields).toEqual(['input.firstName', 'input.gender', 'input.lastName']);
@@ -42,7 +47,10 @@ describe('commands check their own input', () => {
   });
 
   it('a valid input runs the command', async () => {
-    const res = await users.addHumanUser(ctx, { profile: { firstName: 'Ada', lastName: 'L' }, email: { email: 'ada-boundary@example.com', returnCode: true } });
+    const res = await users.addHumanUser(ctx, {
+      profile: { firstName: 'Ada', lastName: 'L' },
+      email: { email: 'ada-boundary@example.com', returnCode: true },
+    });
     expect(res.userId).toMatch(/^\d+$/);
     expect(res.emailCode).toMatch(/^[A-Z0-9]{6}$/);
   });
@@ -51,7 +59,8 @@ describe('commands check their own input', () => {
 describe('layers import downwards only', () => {
   const src = fileURLToPath(new URL('../src', import.meta.url));
   const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-  const importsOf = (file: string) => [...readFileSync(path.join(src, file), 'utf8').matchAll(/^(?:import|export)[^;]*? from '([^']+)'/gm)].map((m) => m[1]!);
+  const importsOf = (file: string) =>
+    [...readFileSync(path.join(src, file), 'utf8').matchAll(/^(?:import|export)[^;]*? from '([^']+)'/gm)].map((m) => m[1]!);
 
   it('nothing outside src/schema imports src/schema, but the server wiring', () => {
     const offenders = files
@@ -65,7 +74,11 @@ describe('layers import downwards only', () => {
     const banned = /^(graphql|graphql-yoga|@pothos\/|@connectrpc\/|mongodb$|ioredis$)/;
     const offenders = files
       .filter((f) => /^(commands|model)\//.test(f))
-      .flatMap((f) => importsOf(f).filter((i) => banned.test(i) || /(^|\/)(schema|http)\//.test(i)).map((i) => `${f}: ${i}`));
+      .flatMap((f) =>
+        importsOf(f)
+          .filter((i) => banned.test(i) || /(^|\/)(schema|http)\//.test(i))
+          .map((i) => `${f}: ${i}`),
+      );
     expect(offenders).toEqual([]);
   });
 });

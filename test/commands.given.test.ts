@@ -31,7 +31,8 @@ import {
 import { createSoftAuthenticator } from './support/soft-authenticator.ts';
 
 /** What a builder seeds and what a command wrote, side by side: type, payload, owner, claims. */
-const shape = (e: StoredEvent | undefined) => e && { type: e.type, payload: e.payload, resourceOwner: e.resourceOwner, claims: [...e.claims].sort() };
+const shape = (e: StoredEvent | undefined) =>
+  e && { type: e.type, payload: e.payload, resourceOwner: e.resourceOwner, claims: [...e.claims].sort() };
 async function seededShape(fact: Fact, before: readonly Fact[] = world) {
   const h = await given([...before, fact]);
   return shape((await h.events(fact.aggregateType, fact.aggregateId)).at(-1));
@@ -47,9 +48,17 @@ describe('the fact builders write what the commands write', () => {
     const ours = await given([
       facts.instance('id-1', 'id-2'),
       facts.org('id-2', 'Default'),
-      facts.human('id-1', 'id-2', { username: 'admin', email: 'admin@localhost', profile: { firstName: 'Instance', lastName: 'Administrator', displayName: 'Administrator', preferredLanguage: 'en' } }),
+      facts.human('id-1', 'id-2', {
+        username: 'admin',
+        email: 'admin@localhost',
+        profile: { firstName: 'Instance', lastName: 'Administrator', displayName: 'Administrator', preferredLanguage: 'en' },
+      }),
     ]);
-    for (const [type, id] of [['instance', 'instance'], ['org', 'id-2'], ['user', 'id-1']] as const) {
+    for (const [type, id] of [
+      ['instance', 'instance'],
+      ['org', 'id-2'],
+      ['user', 'id-1'],
+    ] as const) {
       expect(shape(await lastEvent(ours, type, id)), `${type} ${id}`).toEqual(shape(await lastEvent(h, type, id)));
       expect((await ours.store.load(type, id))!.state).toEqual((await h.store.load(type, id))!.state);
     }
@@ -65,15 +74,25 @@ describe('the fact builders write what the commands write', () => {
     const idp = facts.idp('idp-1', ORG_A);
     const h = await given([...world, idp]);
     await addHumanUser(h.ctx({ caller: U.ownerA }), {
-      userId: 'neo', username: 'Neo', profile: { firstName: 'Neo', lastName: 'Tester', displayName: 'The One' },
-      email: { email: 'neo@example.com', isVerified: true }, phone: { phone: '+41797654321', isVerified: true },
+      userId: 'neo',
+      username: 'Neo',
+      profile: { firstName: 'Neo', lastName: 'Tester', displayName: 'The One' },
+      email: { email: 'neo@example.com', isVerified: true },
+      phone: { phone: '+41797654321', isVerified: true },
       hashedPassword: { hash: '$2y$04$Cxq5Gf.Ih4FQcZ.xMxZrNOP.f01Bc4pgdp0MRnz.VBz3bEhF08eCm', changeRequired: true },
-      metadata: [{ key: 'k', value: 'aGk=' }], idpLinks: [{ idpId: 'idp-1', userId: 'ext', userName: 'neo.ext' }],
+      metadata: [{ key: 'k', value: 'aGk=' }],
+      idpLinks: [{ idpId: 'idp-1', userId: 'ext', userName: 'neo.ext' }],
     });
     const fact = facts.human('neo', ORG_A, {
-      username: 'Neo', profile: { displayName: 'The One' }, email: 'neo@example.com', phone: '+41797654321', phoneVerified: true,
-      passwordHash: '$2y$04$Cxq5Gf.Ih4FQcZ.xMxZrNOP.f01Bc4pgdp0MRnz.VBz3bEhF08eCm', passwordChangeRequired: true,
-      metadata: [{ key: 'k', value: 'aGk=' }], idpLinks: [{ idpId: 'idp-1', userId: 'ext', userName: 'neo.ext' }],
+      username: 'Neo',
+      profile: { displayName: 'The One' },
+      email: 'neo@example.com',
+      phone: '+41797654321',
+      phoneVerified: true,
+      passwordHash: '$2y$04$Cxq5Gf.Ih4FQcZ.xMxZrNOP.f01Bc4pgdp0MRnz.VBz3bEhF08eCm',
+      passwordChangeRequired: true,
+      metadata: [{ key: 'k', value: 'aGk=' }],
+      idpLinks: [{ idpId: 'idp-1', userId: 'ext', userName: 'neo.ext' }],
     });
     expect(await seededShape(fact, [...world, idp])).toEqual(shape(await lastEvent(h, 'user', 'neo')));
   });
@@ -88,13 +107,32 @@ describe('the fact builders write what the commands write', () => {
 
   it('idp: as addOIDCIdentityProvider writes it (the secret sealed for the IDP)', async () => {
     const h = await given(world);
-    await addOIDCIdentityProvider(h.ctx({ caller: U.ownerA }), { name: 'G', issuer: 'https://i.example', clientId: 'c', clientSecret: 's3cret', scopes: ['openid', 'email'], usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL' });
+    await addOIDCIdentityProvider(h.ctx({ caller: U.ownerA }), {
+      name: 'G',
+      issuer: 'https://i.example',
+      clientId: 'c',
+      clientSecret: 's3cret',
+      scopes: ['openid', 'email'],
+      usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL',
+    });
     const theirs = shape(await lastEvent(h, 'idp', 'id-1'))!;
-    const ours = (await seededShape(facts.idp('id-1', ORG_A, { name: 'G', issuer: 'https://i.example', clientId: 'c', clientSecret: 's3cret', scopes: ['openid', 'email'], usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL' })))!;
+    const ours = (await seededShape(
+      facts.idp('id-1', ORG_A, {
+        name: 'G',
+        issuer: 'https://i.example',
+        clientId: 'c',
+        clientSecret: 's3cret',
+        scopes: ['openid', 'email'],
+        usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL',
+      }),
+    ))!;
     const secretOf = (s: typeof ours) => open(TEST_IDP_KEY, 'id-1', s.payload.clientSecret as string);
     expect(secretOf(ours)).toBe('s3cret');
     expect(secretOf(theirs)).toBe('s3cret');
-    expect({ ...ours, payload: { ...ours.payload, clientSecret: 'x' } }).toEqual({ ...theirs, payload: { ...theirs.payload, clientSecret: 'x' } });
+    expect({ ...ours, payload: { ...ours.payload, clientSecret: 'x' } }).toEqual({
+      ...theirs,
+      payload: { ...theirs.payload, clientSecret: 'x' },
+    });
   });
 
   it('project and samlApp: as addProject and addSAMLApp write them', async () => {
@@ -113,7 +151,12 @@ describe('the fact builders write what the commands write', () => {
     const h = await given(world);
     const { u2fId, publicKeyCredentialCreationOptions: options } = await registerU2F(h.ctx({ caller: U.alice }), { userId: U.alice });
     const cred = createSoftAuthenticator().create({ challenge: options.challenge, origin: 'http://localhost:4000', rpId: 'localhost' });
-    await verifyU2FRegistration(h.ctx({ caller: U.alice }), { userId: U.alice, u2fId, publicKeyCredential: cred.response, tokenName: 'Key' });
+    await verifyU2FRegistration(h.ctx({ caller: U.alice }), {
+      userId: U.alice,
+      u2fId,
+      publicKeyCredential: cred.response,
+      tokenName: 'Key',
+    });
     const [added, verified] = (await h.events('user', U.alice)).slice(-2);
     const p = added!.payload as { challenge: string; expiresAt: string };
     const v = verified!.payload as { publicKey: string };
@@ -139,14 +182,25 @@ describe('then cannot pass by doing nothing', () => {
 
   it('the new events are found on any aggregate, and counted by the store too', async () => {
     const h = await given(world);
-    const outcome = await h.when((ctx) => addHumanUser(ctx, { userId: 'not-generated', profile, email: { email: 'a@example.com', isVerified: true } }), { caller: U.managerA });
-    expect(outcome.events.map((e) => [e.aggregateType, e.aggregateId, e.type, e.creator, e.sequence])).toEqual([['user', 'not-generated', 'user.added', U.managerA, 1]]);
+    const outcome = await h.when(
+      (ctx) => addHumanUser(ctx, { userId: 'not-generated', profile, email: { email: 'a@example.com', isVerified: true } }),
+      { caller: U.managerA },
+    );
+    expect(outcome.events.map((e) => [e.aggregateType, e.aggregateId, e.type, e.creator, e.sequence])).toEqual([
+      ['user', 'not-generated', 'user.added', U.managerA, 1],
+    ]);
   });
 
   it('expectEvents fails on a missing, an extra or a different event', async () => {
     const h = await given(world);
     const outcome = await h.when((ctx) => updateMyProfile(ctx, profile), { caller: U.alice });
-    const right = event('user', U.alice, 'user.profile.changed', { profile: { ...profile, nickName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' } }, ORG_A);
+    const right = event(
+      'user',
+      U.alice,
+      'user.profile.changed',
+      { profile: { ...profile, nickName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' } },
+      ORG_A,
+    );
     expectEvents(outcome, [right]);
     expect(() => expectEvents(outcome, [])).toThrow();
     expect(() => expectEvents(outcome, [right, right])).toThrow();
@@ -160,7 +214,9 @@ describe('then cannot pass by doing nothing', () => {
     const expected = [event('user', U.alice, 'user.profile.changed', { profile: expect.anything() })];
     expectEvents(outcome, expected);
     expect(() => expectEvents(outcome, expected, ['hunter22'])).toThrow(/secret in clear/);
-    expect(() => expectEvents({ ...outcome, jobs: [{ kind: 'verify-phone', userId: U.alice, orgId: ORG_A, to: '+41', code: 'hunter22' }] }, expected)).toThrow(/secret in clear/);
+    expect(() =>
+      expectEvents({ ...outcome, jobs: [{ kind: 'verify-phone', userId: U.alice, orgId: ORG_A, to: '+41', code: 'hunter22' }] }, expected),
+    ).toThrow(/secret in clear/);
   });
 
   it('expectError fails on success, on another code or message, on other fields, and on any new event or job', async () => {
@@ -172,7 +228,12 @@ describe('then cannot pass by doing nothing', () => {
     expect(() => expectError(failed, { code: 'NOT_FOUND' })).toThrow();
     expect(() => expectError(failed, { code: 'FAILED_PRECONDITION', message: /another text/ })).toThrow();
     expect(() => expectError({ ...failed, events: ok.events }, { code: 'FAILED_PRECONDITION' })).toThrow(/no new event/);
-    expect(() => expectError({ ...failed, jobs: [{ kind: 'verify-phone', userId: 'x', orgId: 'y', to: 'z', code: 'c' }] }, { code: 'FAILED_PRECONDITION' })).toThrow(/nothing sent/);
+    expect(() =>
+      expectError(
+        { ...failed, jobs: [{ kind: 'verify-phone', userId: 'x', orgId: 'y', to: 'z', code: 'c' }] },
+        { code: 'FAILED_PRECONDITION' },
+      ),
+    ).toThrow(/nothing sent/);
     const invalid = await h.when((ctx) => updateMyProfile(ctx, { ...profile, firstName: '' }), { caller: U.alice });
     expectError(invalid, { code: 'INVALID_ARGUMENT', fields: ['input.firstName'] });
     expect(() => expectError(invalid, { code: 'INVALID_ARGUMENT' })).toThrow(/names its violated fields/);
@@ -181,10 +242,13 @@ describe('then cannot pass by doing nothing', () => {
 
   it('an error thrown after a write is seen: the event it left is reported', async () => {
     const h = await given(world);
-    const outcome = await h.when(async (ctx) => {
-      await updateMyProfile(ctx, profile);
-      throw new AppError('INTERNAL', 'after the write');
-    }, { caller: U.alice });
+    const outcome = await h.when(
+      async (ctx) => {
+        await updateMyProfile(ctx, profile);
+        throw new AppError('INTERNAL', 'after the write');
+      },
+      { caller: U.alice },
+    );
     expect(outcome.ok).toBe(false);
     expect(outcome.events).toHaveLength(1);
     expect(() => expectError(outcome, { code: 'INTERNAL' })).toThrow(/no new event/);

@@ -42,19 +42,69 @@ describe('addProject', () => {
     { name: 'IAM_OWNER without the header: its own (default) org', caller: ADMIN, input: { name: 'Portal' }, then: added(DEFAULT_ORG) },
     { name: 'the name trimmed', caller: U.creatorA, input: { name: '  Portal  ' }, then: added(ORG_A) },
     { name: 'a name of 200', caller: U.creatorA, input: { name: chars(200) }, then: added(ORG_A, chars(200)) },
-    { name: 'a name taken in the org, another case: ALREADY_EXISTS', given: [...world, facts.project('p-1', ORG_A, 'Portal')], caller: U.creatorA, input: { name: ' PORTAL ' }, then: { error: { code: 'ALREADY_EXISTS', message: /A project named "PORTAL" in this organization/ } } },
-    { name: 'the same name in another org is fine', given: [...world, facts.project('p-b', ORG_B, 'Portal')], caller: U.creatorA, input: { name: 'Portal' }, then: added(ORG_A) },
-    { name: 'a name of 201: INVALID_ARGUMENT', caller: U.creatorA, input: { name: chars(201) }, then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'], message: /at most 200/ } } },
-    { name: 'a blank name: INVALID_ARGUMENT', caller: U.creatorA, input: { name: '\t' }, then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } } },
-    { name: 'no name: INVALID_ARGUMENT', caller: U.creatorA, input: {}, then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } } },
-    { name: 'a name with a control character: INVALID_ARGUMENT', caller: U.creatorA, input: { name: 'Por\u0085tal' }, then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } } },
+    {
+      name: 'a name taken in the org, another case: ALREADY_EXISTS',
+      given: [...world, facts.project('p-1', ORG_A, 'Portal')],
+      caller: U.creatorA,
+      input: { name: ' PORTAL ' },
+      then: { error: { code: 'ALREADY_EXISTS', message: /A project named "PORTAL" in this organization/ } },
+    },
+    {
+      name: 'the same name in another org is fine',
+      given: [...world, facts.project('p-b', ORG_B, 'Portal')],
+      caller: U.creatorA,
+      input: { name: 'Portal' },
+      then: added(ORG_A),
+    },
+    {
+      name: 'a name of 201: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: { name: chars(201) },
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'], message: /at most 200/ } },
+    },
+    {
+      name: 'a blank name: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: { name: '\t' },
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } },
+    },
+    {
+      name: 'no name: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: {},
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } },
+    },
+    {
+      name: 'a name with a control character: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: { name: 'Por\u0085tal' },
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'] } },
+    },
     { name: 'ORG_USER_MANAGER lacks project.write: PERMISSION_DENIED', caller: U.managerA, input: { name: 'Portal' }, then: denied },
     { name: 'ORG_SETTINGS_MANAGER: PERMISSION_DENIED', caller: U.settingsA, input: { name: 'Portal' }, then: denied },
     { name: 'a user without role: PERMISSION_DENIED', caller: U.alice, input: { name: 'Portal' }, then: denied },
     { name: 'a role in another org only: PERMISSION_DENIED in its own', caller: U.helperB, input: { name: 'Portal' }, then: denied },
-    { name: 'x-service-orgid of an org where the caller holds no role: PERMISSION_DENIED', caller: U.creatorA, orgHeader: ORG_B, input: { name: 'Portal' }, then: denied },
-    { name: 'owner of another org with x-service-orgid of this one: PERMISSION_DENIED', caller: U.ownerB, orgHeader: ORG_A, input: { name: 'Portal' }, then: denied },
-    { name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED', caller: ADMIN, orgHeader: 'org-nope', input: { name: 'Portal' }, then: denied },
+    {
+      name: 'x-service-orgid of an org where the caller holds no role: PERMISSION_DENIED',
+      caller: U.creatorA,
+      orgHeader: ORG_B,
+      input: { name: 'Portal' },
+      then: denied,
+    },
+    {
+      name: 'owner of another org with x-service-orgid of this one: PERMISSION_DENIED',
+      caller: U.ownerB,
+      orgHeader: ORG_A,
+      input: { name: 'Portal' },
+      then: denied,
+    },
+    {
+      name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED',
+      caller: ADMIN,
+      orgHeader: 'org-nope',
+      input: { name: 'Portal' },
+      then: denied,
+    },
     ...unauthenticatedRows<any>({ name: 'Portal' }),
   ]);
 });
@@ -73,7 +123,15 @@ describe('addSAMLApp', () => {
   ];
   const input = (over: Record<string, unknown> = {}) => ({ projectId: P1, name: 'Shop', metadataXml: b64(XML), ...over });
   const appAdded = (over: Record<string, unknown> = {}, projectId = P1, owner = ORG_A): Then<any> => ({
-    events: [event('project', projectId, projectEvents.samlAppAdded, { appId: 'id-1', name: 'Shop', entityId: ENTITY, metadataUrl: null, metadataXml: b64(XML), ...over }, owner)],
+    events: [
+      event(
+        'project',
+        projectId,
+        projectEvents.samlAppAdded,
+        { appId: 'id-1', name: 'Shop', entityId: ENTITY, metadataUrl: null, metadataXml: b64(XML), ...over },
+        owner,
+      ),
+    ],
     details: true,
     result: async (r, h) => {
       expect(r.appId).toBe('id-1');
@@ -102,49 +160,241 @@ describe('addSAMLApp', () => {
 
   const row = (r: Omit<Row<any>, 'given'> & { given?: Fact[] }): Row<any> => ({ given: seeded, ...r });
   commandTable<any>(addSAMLApp, [
-    row({ name: 'ORG_PROJECT_CREATOR adds an app from metadataXml: entityID read from it, app id generated', caller: U.creatorA, input: input(), then: appAdded() }),
+    row({
+      name: 'ORG_PROJECT_CREATOR adds an app from metadataXml: entityID read from it, app id generated',
+      caller: U.creatorA,
+      input: input(),
+      then: appAdded(),
+    }),
     row({ name: 'ORG_OWNER', caller: U.ownerA, input: input(), then: appAdded() }),
     row({ name: 'IAM_OWNER with x-service-orgid', caller: ADMIN, orgHeader: ORG_A, input: input(), then: appAdded() }),
-    row({ name: 'x-service-orgid of the project\'s org, holding a role there', caller: U.ownerB, orgHeader: ORG_B, input: input({ projectId: 'p-b' }), then: appAdded({}, 'p-b', ORG_B) }),
+    row({
+      name: "x-service-orgid of the project's org, holding a role there",
+      caller: U.ownerB,
+      orgHeader: ORG_B,
+      input: input({ projectId: 'p-b' }),
+      then: appAdded({}, 'p-b', ORG_B),
+    }),
     row({ name: 'the name trimmed', caller: U.creatorA, input: input({ name: '  Shop ' }), then: appAdded() }),
     row({ name: 'a name of 200', caller: U.creatorA, input: input({ name: chars(200) }), then: appAdded({ name: chars(200) }) }),
-    row({ name: 'white space counts toward the limit: 200 with spaces around is INVALID_ARGUMENT', caller: U.creatorA, input: input({ name: ` ${chars(200)} ` }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'], message: /at most 200/ } } }),
-    row({ name: 'metadataUrl: fetched, the document and the URL stored', options: allowLoopback, caller: U.creatorA, input: url('/metadata.xml'), then: { ...appAdded(), events: (h: Harness) => [event('project', P1, projectEvents.samlAppAdded, { appId: 'id-1', name: 'Shop', entityId: ENTITY, metadataUrl: `${base}/metadata.xml`, metadataXml: b64(XML) }, ORG_A)] } as Then<any> }),
     row({
-      name: 'metadataUrl of 2048', options: allowLoopback, caller: U.creatorA,
-      input: (h: Harness) => input({ metadataXml: undefined, metadataUrl: `${base}/metadata.xml?${chars(2048 - `${base}/metadata.xml?`.length)}` }),
-      then: { ...appAdded(), events: (h: Harness) => [event('project', P1, projectEvents.samlAppAdded, { appId: 'id-1', name: 'Shop', entityId: ENTITY, metadataUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metadata\.xml\?a+$/), metadataXml: b64(XML) }, ORG_A)], result: async (_r, h, outcome) => expect([...(outcome.events[0]!.payload.metadataUrl as string)]).toHaveLength(2048) } as Then<any>,
+      name: 'white space counts toward the limit: 200 with spaces around is INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ name: ` ${chars(200)} ` }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name'], message: /at most 200/ } },
     }),
-    row({ name: 'metadataUrl on a loopback address, not allowed by config: INVALID_ARGUMENT', caller: U.creatorA, input: url('/metadata.xml'), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /could not be fetched: the address is not allowed/ } } }),
-    row({ name: 'metadataUrl answering 404: INVALID_ARGUMENT', options: allowLoopback, caller: U.creatorA, input: url('/nope'), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /HTTP 404, expected 200/ } } }),
-    row({ name: 'metadataUrl answering no SAML metadata: INVALID_ARGUMENT on metadataUrl', options: allowLoopback, caller: U.creatorA, input: url('/not-saml.xml'), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /SAML metadata has the root element html/ } } }),
-    row({ name: 'metadataUrl not http(s): INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: null, metadataUrl: 'file:///etc/passwd' }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'] } } }),
-    row({ name: 'metadataUrl not a URL: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: null, metadataUrl: 'sp.example.com/md' }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'] } } }),
-    row({ name: 'metadataUrl of 2049: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: null, metadataUrl: `https://sp.example.com/${chars(2026)}` }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /at most 2048/ } } }),
-    row({ name: 'neither metadataXml nor metadataUrl: INVALID_ARGUMENT on both', caller: U.creatorA, input: input({ metadataXml: undefined }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl', 'input.metadataXml'], message: /give metadataXml or metadataUrl/ } } }),
-    row({ name: 'both: INVALID_ARGUMENT on both', caller: U.creatorA, input: input({ metadataUrl: 'https://sp.example.com/md' }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl', 'input.metadataXml'], message: /not both/ } } }),
-    row({ name: 'metadataXml not base64: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: XML }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /base64/ } } }),
-    row({ name: 'metadataXml another root element: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: b64('<a/>') }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /root element a/ } } }),
-    row({ name: 'metadataXml with a DOCTYPE: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: b64(`<!DOCTYPE x [<!ENTITY e "x">]>${XML.replace('<?xml version="1.0"?>', '')}`) }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /DOCTYPE/ } } }),
-    row({ name: 'metadataXml in another namespace: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: b64('<md:EntityDescriptor xmlns:md="urn:example:other" entityID="x"/>') }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /namespace/ } } }),
-    row({ name: 'metadataXml without entityID: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: b64('<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"/>') }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /no entityID/ } } }),
-    row({ name: 'not XML: INVALID_ARGUMENT', caller: U.creatorA, input: input({ metadataXml: b64('<<<') }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /well-formed/ } } }),
-    row({ name: 'an entityID held by an app of another org: ALREADY_EXISTS', caller: U.creatorA, input: input({ metadataXml: b64(samlMetadata('urn:taken-in-b')) }), then: { error: { code: 'ALREADY_EXISTS', message: /entityID urn:taken-in-b/ } } }),
-    row({ name: 'an entityID held in the same project: ALREADY_EXISTS', caller: U.creatorA, input: input({ metadataXml: b64(samlMetadata('urn:existing')) }), then: { error: { code: 'ALREADY_EXISTS', message: /entityID urn:existing/ } } }),
-    row({ name: 'an app name taken in the project, another case: ALREADY_EXISTS', caller: U.creatorA, input: input({ name: 'EXISTING' }), then: { error: { code: 'ALREADY_EXISTS', message: /An application named "EXISTING" in this project/ } } }),
-    row({ name: 'a taken name is refused before any fetch', caller: U.creatorA, input: input({ name: 'Existing', metadataXml: null, metadataUrl: 'http://127.0.0.1:1/md' }), then: { error: { code: 'ALREADY_EXISTS', message: /An application named/ } } }),
-    row({ name: 'an app name used in another project is fine', caller: U.creatorA, input: input({ name: 'B app' }), then: appAdded({ name: 'B app' }) }),
-    row({ name: 'a projectId of 200 that does not exist: NOT_FOUND', caller: U.creatorA, input: input({ projectId: chars(200) }), then: { error: { code: 'NOT_FOUND' } } }),
-    row({ name: 'an unknown project: NOT_FOUND', caller: U.creatorA, input: input({ projectId: 'p-nope' }), then: { error: { code: 'NOT_FOUND', message: /Project not found/ } } }),
-    row({ name: 'a project of another org: NOT_FOUND in the acting org', caller: U.creatorA, input: input({ projectId: 'p-b' }), then: { error: { code: 'NOT_FOUND' } } }),
-    row({ name: 'IAM_OWNER without the header: NOT_FOUND in its own org', caller: ADMIN, input: input(), then: { error: { code: 'NOT_FOUND' } } }),
-    row({ name: 'name, projectId blank or over 200: INVALID_ARGUMENT', caller: U.creatorA, input: input({ projectId: '', name: chars(201) }), then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name', 'input.projectId'] } } }),
+    row({
+      name: 'metadataUrl: fetched, the document and the URL stored',
+      options: allowLoopback,
+      caller: U.creatorA,
+      input: url('/metadata.xml'),
+      then: {
+        ...appAdded(),
+        events: (h: Harness) => [
+          event(
+            'project',
+            P1,
+            projectEvents.samlAppAdded,
+            { appId: 'id-1', name: 'Shop', entityId: ENTITY, metadataUrl: `${base}/metadata.xml`, metadataXml: b64(XML) },
+            ORG_A,
+          ),
+        ],
+      } as Then<any>,
+    }),
+    row({
+      name: 'metadataUrl of 2048',
+      options: allowLoopback,
+      caller: U.creatorA,
+      input: (h: Harness) =>
+        input({ metadataXml: undefined, metadataUrl: `${base}/metadata.xml?${chars(2048 - `${base}/metadata.xml?`.length)}` }),
+      then: {
+        ...appAdded(),
+        events: (h: Harness) => [
+          event(
+            'project',
+            P1,
+            projectEvents.samlAppAdded,
+            {
+              appId: 'id-1',
+              name: 'Shop',
+              entityId: ENTITY,
+              metadataUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metadata\.xml\?a+$/),
+              metadataXml: b64(XML),
+            },
+            ORG_A,
+          ),
+        ],
+        result: async (_r, h, outcome) => expect([...(outcome.events[0]!.payload.metadataUrl as string)]).toHaveLength(2048),
+      } as Then<any>,
+    }),
+    row({
+      name: 'metadataUrl on a loopback address, not allowed by config: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: url('/metadata.xml'),
+      then: {
+        error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /could not be fetched: the address is not allowed/ },
+      },
+    }),
+    row({
+      name: 'metadataUrl answering 404: INVALID_ARGUMENT',
+      options: allowLoopback,
+      caller: U.creatorA,
+      input: url('/nope'),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /HTTP 404, expected 200/ } },
+    }),
+    row({
+      name: 'metadataUrl answering no SAML metadata: INVALID_ARGUMENT on metadataUrl',
+      options: allowLoopback,
+      caller: U.creatorA,
+      input: url('/not-saml.xml'),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /SAML metadata has the root element html/ } },
+    }),
+    row({
+      name: 'metadataUrl not http(s): INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: null, metadataUrl: 'file:///etc/passwd' }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'] } },
+    }),
+    row({
+      name: 'metadataUrl not a URL: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: null, metadataUrl: 'sp.example.com/md' }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'] } },
+    }),
+    row({
+      name: 'metadataUrl of 2049: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: null, metadataUrl: `https://sp.example.com/${chars(2026)}` }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl'], message: /at most 2048/ } },
+    }),
+    row({
+      name: 'neither metadataXml nor metadataUrl: INVALID_ARGUMENT on both',
+      caller: U.creatorA,
+      input: input({ metadataXml: undefined }),
+      then: {
+        error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl', 'input.metadataXml'], message: /give metadataXml or metadataUrl/ },
+      },
+    }),
+    row({
+      name: 'both: INVALID_ARGUMENT on both',
+      caller: U.creatorA,
+      input: input({ metadataUrl: 'https://sp.example.com/md' }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataUrl', 'input.metadataXml'], message: /not both/ } },
+    }),
+    row({
+      name: 'metadataXml not base64: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: XML }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /base64/ } },
+    }),
+    row({
+      name: 'metadataXml another root element: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64('<a/>') }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /root element a/ } },
+    }),
+    row({
+      name: 'metadataXml with a DOCTYPE: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64(`<!DOCTYPE x [<!ENTITY e "x">]>${XML.replace('<?xml version="1.0"?>', '')}`) }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /DOCTYPE/ } },
+    }),
+    row({
+      name: 'metadataXml in another namespace: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64('<md:EntityDescriptor xmlns:md="urn:example:other" entityID="x"/>') }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /namespace/ } },
+    }),
+    row({
+      name: 'metadataXml without entityID: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64('<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata"/>') }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /no entityID/ } },
+    }),
+    row({
+      name: 'not XML: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64('<<<') }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.metadataXml'], message: /well-formed/ } },
+    }),
+    row({
+      name: 'an entityID held by an app of another org: ALREADY_EXISTS',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64(samlMetadata('urn:taken-in-b')) }),
+      then: { error: { code: 'ALREADY_EXISTS', message: /entityID urn:taken-in-b/ } },
+    }),
+    row({
+      name: 'an entityID held in the same project: ALREADY_EXISTS',
+      caller: U.creatorA,
+      input: input({ metadataXml: b64(samlMetadata('urn:existing')) }),
+      then: { error: { code: 'ALREADY_EXISTS', message: /entityID urn:existing/ } },
+    }),
+    row({
+      name: 'an app name taken in the project, another case: ALREADY_EXISTS',
+      caller: U.creatorA,
+      input: input({ name: 'EXISTING' }),
+      then: { error: { code: 'ALREADY_EXISTS', message: /An application named "EXISTING" in this project/ } },
+    }),
+    row({
+      name: 'a taken name is refused before any fetch',
+      caller: U.creatorA,
+      input: input({ name: 'Existing', metadataXml: null, metadataUrl: 'http://127.0.0.1:1/md' }),
+      then: { error: { code: 'ALREADY_EXISTS', message: /An application named/ } },
+    }),
+    row({
+      name: 'an app name used in another project is fine',
+      caller: U.creatorA,
+      input: input({ name: 'B app' }),
+      then: appAdded({ name: 'B app' }),
+    }),
+    row({
+      name: 'a projectId of 200 that does not exist: NOT_FOUND',
+      caller: U.creatorA,
+      input: input({ projectId: chars(200) }),
+      then: { error: { code: 'NOT_FOUND' } },
+    }),
+    row({
+      name: 'an unknown project: NOT_FOUND',
+      caller: U.creatorA,
+      input: input({ projectId: 'p-nope' }),
+      then: { error: { code: 'NOT_FOUND', message: /Project not found/ } },
+    }),
+    row({
+      name: 'a project of another org: NOT_FOUND in the acting org',
+      caller: U.creatorA,
+      input: input({ projectId: 'p-b' }),
+      then: { error: { code: 'NOT_FOUND' } },
+    }),
+    row({
+      name: 'IAM_OWNER without the header: NOT_FOUND in its own org',
+      caller: ADMIN,
+      input: input(),
+      then: { error: { code: 'NOT_FOUND' } },
+    }),
+    row({
+      name: 'name, projectId blank or over 200: INVALID_ARGUMENT',
+      caller: U.creatorA,
+      input: input({ projectId: '', name: chars(201) }),
+      then: { error: { code: 'INVALID_ARGUMENT', fields: ['input.name', 'input.projectId'] } },
+    }),
     row({ name: 'ORG_USER_MANAGER lacks project.app.write: PERMISSION_DENIED', caller: U.managerA, input: input(), then: denied }),
     row({ name: 'ORG_SETTINGS_MANAGER: PERMISSION_DENIED', caller: U.settingsA, input: input(), then: denied }),
     row({ name: 'a user without role: PERMISSION_DENIED', caller: U.alice, input: input(), then: denied }),
     row({ name: 'permission before the project is looked up', caller: U.alice, input: input({ projectId: 'p-nope' }), then: denied }),
-    row({ name: 'owner of another org with x-service-orgid of this one: PERMISSION_DENIED', caller: U.ownerB, orgHeader: ORG_A, input: input(), then: denied }),
-    row({ name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED', caller: ADMIN, orgHeader: 'org-nope', input: input(), then: denied }),
+    row({
+      name: 'owner of another org with x-service-orgid of this one: PERMISSION_DENIED',
+      caller: U.ownerB,
+      orgHeader: ORG_A,
+      input: input(),
+      then: denied,
+    }),
+    row({
+      name: 'x-service-orgid of an org that does not exist: PERMISSION_DENIED',
+      caller: ADMIN,
+      orgHeader: 'org-nope',
+      input: input(),
+      then: denied,
+    }),
     ...unauthenticatedRows<any>(input(), seeded),
   ]);
 });
@@ -152,7 +402,13 @@ describe('addSAMLApp', () => {
 describe('the project state', () => {
   const appAdded = (sequence: number, appId: string, metadataXml: string) =>
     ({
-      aggregateType: 'project', aggregateId: 'p-1', sequence, createdAt: new Date(0), creator: 'tester', resourceOwner: ORG_A, claims: [],
+      aggregateType: 'project',
+      aggregateId: 'p-1',
+      sequence,
+      createdAt: new Date(0),
+      creator: 'tester',
+      resourceOwner: ORG_A,
+      claims: [],
       ...projectEvent.samlAppAdded({ appId, name: appId, entityId: `urn:${appId}`, metadataUrl: null, metadataXml }),
     }) as Parameters<typeof reduceProject>[1];
 
@@ -163,6 +419,9 @@ describe('the project state', () => {
     expect(state.apps[0]).not.toHaveProperty('metadataXml');
     const older = { name: 'Portal', apps: [{ ...state.apps[0]!, metadataXml: document }] } as unknown as Project; // as states written before held it
     const next = reduceProject(older, appAdded(3, 'a-2', document));
-    expect(next.apps.map((a) => [a.id, 'metadataXml' in a])).toEqual([['a-1', false], ['a-2', false]]);
+    expect(next.apps.map((a) => [a.id, 'metadataXml' in a])).toEqual([
+      ['a-1', false],
+      ['a-2', false],
+    ]);
   });
 });

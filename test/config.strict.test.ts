@@ -9,43 +9,304 @@ const NOT_NUMBERS = ['abc', '12abc', '1.5', '-1', '+5', '1e3', '0x10', '1_000', 
 
 /** Each numeric variable: what it reads into, the values it refuses beyond NOT_NUMBERS, edge values it takes. */
 const NUMBERS: { name: string; get: (c: Config) => unknown; outOfRange: string[]; edges: [string, unknown][] }[] = [
-  { name: 'PORT', get: (c) => c.port, outOfRange: ['65536', '99999'], edges: [['0', 0], ['1', 1], ['65535', 65535], [' 8080 ', 8080]] },
-  { name: 'SNAPSHOT_CACHE_MB', get: (c) => c.snapshotCacheMb, outOfRange: [], edges: [['0', 0], ['256', 256]] },
-  { name: 'STORE_REPAIR_INTERVAL_MS', get: (c) => c.storeRepairIntervalMs, outOfRange: ['2147483648'], edges: [['0', 0], ['2147483647', 2147483647]] },
-  { name: 'MONGODB_READ_TIMEOUT_MS', get: (c) => c.mongodbReadTimeoutMs, outOfRange: ['2147483648'], edges: [['0', 0], ['1500', 1500]] },
-  { name: 'MONGODB_START_TIMEOUT_MS', get: (c) => c.mongodbStartTimeoutMs, outOfRange: ['2147483648'], edges: [['0', 0], ['2000', 2000]] },
-  { name: 'CODE_TTL_SECONDS', get: (c) => c.codeTtlSeconds, outOfRange: ['0'], edges: [['1', 1], ['86400', 86400]] },
-  { name: 'CODE_MAX_ATTEMPTS', get: (c) => c.codeMaxAttempts, outOfRange: ['0'], edges: [['1', 1], ['1000000', 1000000]] },
-  { name: 'PASSWORD_MIN_LENGTH', get: (c) => c.passwordPolicy.minLength, outOfRange: ['0', '73'], edges: [['1', 1], ['72', 72], ['012', 12]] },
-  { name: 'BCRYPT_COST', get: (c) => c.bcryptCost, outOfRange: ['0', '3', '32', '40'], edges: [['4', 4], ['31', 31]] },
-  { name: 'GATEWAY_NODE_ID', get: (c) => c.nodeId, outOfRange: ['1024', '2000'], edges: [['0', 0], ['1023', 1023]] },
+  {
+    name: 'PORT',
+    get: (c) => c.port,
+    outOfRange: ['65536', '99999'],
+    edges: [
+      ['0', 0],
+      ['1', 1],
+      ['65535', 65535],
+      [' 8080 ', 8080],
+    ],
+  },
+  {
+    name: 'SNAPSHOT_CACHE_MB',
+    get: (c) => c.snapshotCacheMb,
+    outOfRange: [],
+    edges: [
+      ['0', 0],
+      ['256', 256],
+    ],
+  },
+  {
+    name: 'STORE_REPAIR_INTERVAL_MS',
+    get: (c) => c.storeRepairIntervalMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['2147483647', 2147483647],
+    ],
+  },
+  {
+    name: 'MONGODB_READ_TIMEOUT_MS',
+    get: (c) => c.mongodbReadTimeoutMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['1500', 1500],
+    ],
+  },
+  {
+    name: 'MONGODB_START_TIMEOUT_MS',
+    get: (c) => c.mongodbStartTimeoutMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['2000', 2000],
+    ],
+  },
+  {
+    name: 'CODE_TTL_SECONDS',
+    get: (c) => c.codeTtlSeconds,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['86400', 86400],
+    ],
+  },
+  {
+    name: 'CODE_MAX_ATTEMPTS',
+    get: (c) => c.codeMaxAttempts,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['1000000', 1000000],
+    ],
+  },
+  {
+    name: 'PASSWORD_MIN_LENGTH',
+    get: (c) => c.passwordPolicy.minLength,
+    outOfRange: ['0', '73'],
+    edges: [
+      ['1', 1],
+      ['72', 72],
+      ['012', 12],
+    ],
+  },
+  {
+    name: 'BCRYPT_COST',
+    get: (c) => c.bcryptCost,
+    outOfRange: ['0', '3', '32', '40'],
+    edges: [
+      ['4', 4],
+      ['31', 31],
+    ],
+  },
+  {
+    name: 'GATEWAY_NODE_ID',
+    get: (c) => c.nodeId,
+    outOfRange: ['1024', '2000'],
+    edges: [
+      ['0', 0],
+      ['1023', 1023],
+    ],
+  },
   // Below 1000 it is raised to 1000 (as before: the lease tests run with 900).
-  { name: 'NODE_ID_LEASE_TTL_MS', get: (c) => c.nodeIdLeaseTtlMs, outOfRange: ['0', '2147483648'], edges: [['1', 1000], ['900', 1000], ['60000', 60000]] },
+  {
+    name: 'NODE_ID_LEASE_TTL_MS',
+    get: (c) => c.nodeIdLeaseTtlMs,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1000],
+      ['900', 1000],
+      ['60000', 60000],
+    ],
+  },
   { name: 'SAML_METADATA_TIMEOUT_MS', get: (c) => c.samlMetadata.timeoutMs, outOfRange: ['0'], edges: [['1', 1]] },
-  { name: 'SAML_METADATA_MAX_BYTES', get: (c) => c.samlMetadata.maxBytes, outOfRange: ['0'], edges: [['1', 1], ['8192', 8192]] },
+  {
+    name: 'SAML_METADATA_MAX_BYTES',
+    get: (c) => c.samlMetadata.maxBytes,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['8192', 8192],
+    ],
+  },
   { name: 'U2F_CHALLENGE_TTL_SECONDS', get: (c) => c.webauthn.challengeTtlSeconds, outOfRange: ['0'], edges: [['1', 1]] },
-  { name: 'SMTP_PORT', get: (c) => c.smtp.port, outOfRange: ['0', '65536'], edges: [['1', 1], ['1025', 1025], ['65535', 65535]] },
-  { name: 'DELIVERY_MAX_TRIES', get: (c) => c.delivery.maxTries, outOfRange: ['0'], edges: [['1', 1], ['50', 50]] },
-  { name: 'DELIVERY_BACKOFF_MS', get: (c) => c.delivery.backoffMs, outOfRange: ['2147483648'], edges: [['0', 0], ['50', 50]] },
-  { name: 'DELIVERY_MAX_BACKOFF_MS', get: (c) => c.delivery.maxBackoffMs, outOfRange: ['2147483648'], edges: [['0', 0], ['400', 400]] },
-  { name: 'DELIVERY_CLAIM_IDLE_MS', get: (c) => c.delivery.claimIdleMs, outOfRange: ['0'], edges: [['1', 1], ['1000', 1000]] },
-  { name: 'RESEND_LIMIT_PER_HOUR', get: (c) => c.resendLimitPerHour, outOfRange: [], edges: [['0', 0], ['1', 1]] },
-  { name: 'RATE_LIMIT_PER_CALLER_PER_MINUTE', get: (c) => c.http.rateLimitPerCaller, outOfRange: ['99999999999999999999'], edges: [['0', 0], ['1000000', 1000000]] },
-  { name: 'RATE_LIMIT_PER_IP_PER_MINUTE', get: (c) => c.http.rateLimitPerIp, outOfRange: [], edges: [['0', 0], ['3', 3]] },
-  { name: 'SHUTDOWN_TIMEOUT_MS', get: (c) => c.http.shutdownTimeoutMs, outOfRange: ['2147483648'], edges: [['0', 0], ['300', 300]] },
+  {
+    name: 'SMTP_PORT',
+    get: (c) => c.smtp.port,
+    outOfRange: ['0', '65536'],
+    edges: [
+      ['1', 1],
+      ['1025', 1025],
+      ['65535', 65535],
+    ],
+  },
+  {
+    name: 'DELIVERY_MAX_TRIES',
+    get: (c) => c.delivery.maxTries,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['50', 50],
+    ],
+  },
+  {
+    name: 'DELIVERY_BACKOFF_MS',
+    get: (c) => c.delivery.backoffMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['50', 50],
+    ],
+  },
+  {
+    name: 'DELIVERY_MAX_BACKOFF_MS',
+    get: (c) => c.delivery.maxBackoffMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['400', 400],
+    ],
+  },
+  {
+    name: 'DELIVERY_CLAIM_IDLE_MS',
+    get: (c) => c.delivery.claimIdleMs,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['1000', 1000],
+    ],
+  },
+  {
+    name: 'RESEND_LIMIT_PER_HOUR',
+    get: (c) => c.resendLimitPerHour,
+    outOfRange: [],
+    edges: [
+      ['0', 0],
+      ['1', 1],
+    ],
+  },
+  {
+    name: 'RATE_LIMIT_PER_CALLER_PER_MINUTE',
+    get: (c) => c.http.rateLimitPerCaller,
+    outOfRange: ['99999999999999999999'],
+    edges: [
+      ['0', 0],
+      ['1000000', 1000000],
+    ],
+  },
+  {
+    name: 'RATE_LIMIT_PER_IP_PER_MINUTE',
+    get: (c) => c.http.rateLimitPerIp,
+    outOfRange: [],
+    edges: [
+      ['0', 0],
+      ['3', 3],
+    ],
+  },
+  {
+    name: 'SHUTDOWN_TIMEOUT_MS',
+    get: (c) => c.http.shutdownTimeoutMs,
+    outOfRange: ['2147483648'],
+    edges: [
+      ['0', 0],
+      ['300', 300],
+    ],
+  },
   { name: 'IDEMPOTENCY_TTL_SECONDS', get: (c) => c.http.idempotencyTtlSeconds, outOfRange: ['0'], edges: [['1', 1]] },
   { name: 'HTTP_MAX_INFLIGHT_BYTES_PER_CLIENT', get: (c) => c.http.maxInflightBytesPerClient, outOfRange: ['0'], edges: [['1', 1]] },
-  { name: 'HTTP_MAX_INFLIGHT_BYTES', get: (c) => c.http.maxInflightBytes, outOfRange: ['0'], edges: [['1', 1], ['40000000', 40000000]] },
-  { name: 'METRICS_PORT', get: (c) => c.metrics.port, outOfRange: ['65536'], edges: [['0', 0], ['9464', 9464]] },
-  { name: 'HTTP_REQUEST_TIMEOUT_MS', get: (c) => c.http.requestTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['120000', 120000]] },
-  { name: 'HTTP_WRITE_TIMEOUT_MS', get: (c) => c.http.writeTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['2000', 2000]] },
-  { name: 'HTTP_MAX_UNSENT_BYTES_PER_CONNECTION', get: (c) => c.http.maxUnsentBytesPerConnection, outOfRange: ['0'], edges: [['1', 1], ['1048576', 1048576]] },
-  { name: 'HTTP_MAX_CONNECTIONS', get: (c) => c.http.maxConnections, outOfRange: ['0'], edges: [['1', 1], ['5000', 5000]] },
-  { name: 'HTTP2_MAX_CONCURRENT_STREAMS', get: (c) => c.http.http2MaxConcurrentStreams, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['128', 128]] },
-  { name: 'HTTP2_IDLE_TIMEOUT_MS', get: (c) => c.http.http2IdleTimeoutMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['300000', 300000]] },
-  { name: 'HTTP2_RESETS_PER_CLIENT_PER_MINUTE', get: (c) => c.http.http2ResetsPerClientPerMinute, outOfRange: [], edges: [['0', 0], ['1', 1]] },
-  { name: 'HTTP2_RESET_BLOCK_MS', get: (c) => c.http.http2ResetBlockMs, outOfRange: ['0', '2147483648'], edges: [['1', 1], ['600000', 600000]] },
-  { name: 'METRICS_RATE_LIMIT_PER_IP_PER_MINUTE', get: (c) => c.http.metricsPerIpPerMinute, outOfRange: [], edges: [['0', 0], ['5', 5]] },
+  {
+    name: 'HTTP_MAX_INFLIGHT_BYTES',
+    get: (c) => c.http.maxInflightBytes,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['40000000', 40000000],
+    ],
+  },
+  {
+    name: 'METRICS_PORT',
+    get: (c) => c.metrics.port,
+    outOfRange: ['65536'],
+    edges: [
+      ['0', 0],
+      ['9464', 9464],
+    ],
+  },
+  {
+    name: 'HTTP_REQUEST_TIMEOUT_MS',
+    get: (c) => c.http.requestTimeoutMs,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1],
+      ['120000', 120000],
+    ],
+  },
+  {
+    name: 'HTTP_WRITE_TIMEOUT_MS',
+    get: (c) => c.http.writeTimeoutMs,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1],
+      ['2000', 2000],
+    ],
+  },
+  {
+    name: 'HTTP_MAX_UNSENT_BYTES_PER_CONNECTION',
+    get: (c) => c.http.maxUnsentBytesPerConnection,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['1048576', 1048576],
+    ],
+  },
+  {
+    name: 'HTTP_MAX_CONNECTIONS',
+    get: (c) => c.http.maxConnections,
+    outOfRange: ['0'],
+    edges: [
+      ['1', 1],
+      ['5000', 5000],
+    ],
+  },
+  {
+    name: 'HTTP2_MAX_CONCURRENT_STREAMS',
+    get: (c) => c.http.http2MaxConcurrentStreams,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1],
+      ['128', 128],
+    ],
+  },
+  {
+    name: 'HTTP2_IDLE_TIMEOUT_MS',
+    get: (c) => c.http.http2IdleTimeoutMs,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1],
+      ['300000', 300000],
+    ],
+  },
+  {
+    name: 'HTTP2_RESETS_PER_CLIENT_PER_MINUTE',
+    get: (c) => c.http.http2ResetsPerClientPerMinute,
+    outOfRange: [],
+    edges: [
+      ['0', 0],
+      ['1', 1],
+    ],
+  },
+  {
+    name: 'HTTP2_RESET_BLOCK_MS',
+    get: (c) => c.http.http2ResetBlockMs,
+    outOfRange: ['0', '2147483648'],
+    edges: [
+      ['1', 1],
+      ['600000', 600000],
+    ],
+  },
+  {
+    name: 'METRICS_RATE_LIMIT_PER_IP_PER_MINUTE',
+    get: (c) => c.http.metricsPerIpPerMinute,
+    outOfRange: [],
+    edges: [
+      ['0', 0],
+      ['5', 5],
+    ],
+  },
 ];
 
 const BOOLEANS: { name: string; get: (c: Config) => boolean; base?: Record<string, string> }[] = [
@@ -170,7 +431,15 @@ describe('true/false settings', () => {
 
   it('TRUST_PROXY: a number of proxies or a boolean', () => {
     const cases: [string | undefined, boolean | number][] = [
-      [undefined, false], ['', false], ['0', false], ['1', 1], [' 2 ', 2], ['true', true], ['YES', true], ['false', false], ['off', false],
+      [undefined, false],
+      ['', false],
+      ['0', false],
+      ['1', 1],
+      [' 2 ', 2],
+      ['true', true],
+      ['YES', true],
+      ['false', false],
+      ['off', false],
     ];
     for (const [v, want] of cases) expect(load(v === undefined ? {} : { TRUST_PROXY: v }).http.trustProxy, `TRUST_PROXY=${v}`).toBe(want);
     for (const bad of ['ture', '-1', '1.5', '2 proxies', 'all'])
@@ -180,7 +449,11 @@ describe('true/false settings', () => {
 
 describe('MONGODB_URL', () => {
   it('a MongoDB connection string by its scheme; anything else stops the start, its password masked', () => {
-    for (const url of ['mongodb://127.0.0.1:27017/', 'mongodb+srv://cluster0.example.net/?retryWrites=true', ' mongodb://a,b,c/?replicaSet=rs0 '])
+    for (const url of [
+      'mongodb://127.0.0.1:27017/',
+      'mongodb+srv://cluster0.example.net/?retryWrites=true',
+      ' mongodb://a,b,c/?replicaSet=rs0 ',
+    ])
       expect(load({ MONGODB_URL: url }).mongodbUrl).toBe(url.trim());
     expect(load({ MONGODB_URL: '' }).mongodbUrl).toBeUndefined();
     expect(() => load({ MONGODB_URL: 'notaurl' })).toThrow('MONGODB_URL: "notaurl" is not a MongoDB connection string');
@@ -235,7 +508,14 @@ describe('HOST and DATA_DIR', () => {
 describe('what the tests and deployments pass stays valid', () => {
   it('test gateways (PORT 0, BCRYPT_COST 4) and the Docker image', () => {
     expect(load({ BCRYPT_COST: '4', PORT: '0', HOST: '127.0.0.1' })).toMatchObject({ bcryptCost: 4, port: 0, host: '127.0.0.1' });
-    expect(load({ HOST: '0.0.0.0', PORT: '4000', NODE_ENV: 'production', DATA_DIR: '/data' })).toMatchObject({ host: '0.0.0.0', port: 4000, dataDir: '/data' });
-    expect(load({ SMTP_PORT: '1025', SMTP_SECURE: 'false', SHUTDOWN_TIMEOUT_MS: '10000', TRUST_PROXY: 'false' }).smtp).toMatchObject({ port: 1025, secure: false });
+    expect(load({ HOST: '0.0.0.0', PORT: '4000', NODE_ENV: 'production', DATA_DIR: '/data' })).toMatchObject({
+      host: '0.0.0.0',
+      port: 4000,
+      dataDir: '/data',
+    });
+    expect(load({ SMTP_PORT: '1025', SMTP_SECURE: 'false', SHUTDOWN_TIMEOUT_MS: '10000', TRUST_PROXY: 'false' }).smtp).toMatchObject({
+      port: 1025,
+      secure: false,
+    });
   });
 });

@@ -29,7 +29,10 @@ function suite(name: string, env: () => Record<string, string>) {
     const stored = async (id: string) => (await gw.gateway.deps.store.load<User>('user', id))!;
     const addUser = async () => {
       const res = await gw.send(AddHumanUserDocument, {
-        input: { profile: { firstName: 'Cat', lastName: 'Chup' }, email: { email: `${randomUUID().slice(0, 8)}@example.com`, returnCode: true } },
+        input: {
+          profile: { firstName: 'Cat', lastName: 'Chup' },
+          email: { email: `${randomUUID().slice(0, 8)}@example.com`, returnCode: true },
+        },
       });
       if (!res.data) throw new Error(res.text);
       return res.data.addHumanUser.userId;
@@ -80,7 +83,9 @@ function suite(name: string, env: () => Record<string, string>) {
     it('50 concurrent profile changes over HTTP: 50 answers, 50 events, the last one is the state', async () => {
       const id = await addUser();
       const answers = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => gw.send(UpdateHumanProfileDocument, { input: { userId: id, firstName: `Writer${i}`, lastName: 'Race' } })),
+        Array.from({ length: 50 }, (_, i) =>
+          gw.send(UpdateHumanProfileDocument, { input: { userId: id, firstName: `Writer${i}`, lastName: 'Race' } }),
+        ),
       );
       expect(answers.flatMap((a) => a.errors ?? [])).toEqual([]);
       const sequences = answers.map((a) => Number(a.data!.updateHumanProfile.details.sequence)).sort((a, b) => a - b);
@@ -117,7 +122,10 @@ describeWith('mongo', 'catch-up and racing writers on MongoDB-wire', (mongoUrl) 
 
     const addUser = async () => {
       const res = await gw.send(AddHumanUserDocument, {
-        input: { profile: { firstName: 'Cat', lastName: 'Chup' }, email: { email: `${randomUUID().slice(0, 8)}@example.com`, returnCode: true } },
+        input: {
+          profile: { firstName: 'Cat', lastName: 'Chup' },
+          email: { email: `${randomUUID().slice(0, 8)}@example.com`, returnCode: true },
+        },
       });
       if (!res.data) throw new Error(res.text);
       return res.data.addHumanUser.userId;
@@ -127,8 +135,15 @@ describeWith('mongo', 'catch-up and racing writers on MongoDB-wire', (mongoUrl) 
     const crashAfterEvent = async (id: string, sequence: number, type: string, payload: Record<string, unknown>) => {
       const doc = (await stateDoc(id))!;
       await db.collection('events').insertOne({
-        aggregateType: 'user', aggregateId: id, sequence, type, payload,
-        creator: 'crashed-gateway', resourceOwner: doc.resourceOwner, createdAt: new Date(), claims: [],
+        aggregateType: 'user',
+        aggregateId: id,
+        sequence,
+        type,
+        payload,
+        creator: 'crashed-gateway',
+        resourceOwner: doc.resourceOwner,
+        createdAt: new Date(),
+        claims: [],
       });
     };
 
@@ -146,7 +161,12 @@ describeWith('mongo', 'catch-up and racing writers on MongoDB-wire', (mongoUrl) 
       expect(res.data!.updateHumanProfile.details.sequence).toBe('4');
 
       const events = await gw.gateway.deps.store.events('user', id);
-      expect(events.map((e) => e.type)).toEqual([userEvents.added, userEvents.phoneChanged, userEvents.emailVerified, userEvents.profileChanged]);
+      expect(events.map((e) => e.type)).toEqual([
+        userEvents.added,
+        userEvents.phoneChanged,
+        userEvents.emailVerified,
+        userEvents.profileChanged,
+      ]);
       expect(events.filter((e) => e.creator === gw.adminId && e.type === userEvents.profileChanged)).toHaveLength(1);
       const doc = (await stateDoc(id))!;
       expect(doc.sequence).toBe(4);
@@ -159,7 +179,14 @@ describeWith('mongo', 'catch-up and racing writers on MongoDB-wire', (mongoUrl) 
 
     it('a command the caught-up state makes pointless answers FAILED_PRECONDITION, writes nothing, and repairs the document', async () => {
       const id = await addUser();
-      const profile = { firstName: 'Already', lastName: 'There', nickName: null, displayName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' };
+      const profile = {
+        firstName: 'Already',
+        lastName: 'There',
+        nickName: null,
+        displayName: null,
+        preferredLanguage: null,
+        gender: 'GENDER_UNSPECIFIED',
+      };
       await crashAfterEvent(id, 2, userEvents.profileChanged, { profile });
       const res = await gw.send(UpdateHumanProfileDocument, { input: { userId: id, firstName: 'Already', lastName: 'There' } });
       expect(onlyError(res).extensions?.code).toBe('FAILED_PRECONDITION');

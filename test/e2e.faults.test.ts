@@ -1,7 +1,13 @@
 // With Redis or MongoDB gone, a mutation answers UNAVAILABLE and leaves nothing half-written;
 // when the server is back, the same mutation succeeds.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, SetHumanPasswordDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
+import {
+  AddHumanUserDocument,
+  SetEmailDocument,
+  SetHumanPasswordDocument,
+  UpdateHumanProfileDocument,
+  VerifyEmailDocument,
+} from './generated/operations.ts';
 import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
@@ -42,7 +48,9 @@ describeWith('redis', 'when Redis stops', () => {
     const before = (await gw.gateway.deps.store.load<User>('user', existingId))!;
 
     await redis.down();
-    const created = await gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com' } } });
+    const created = await gw.send(AddHumanUserDocument, {
+      input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com' } },
+    });
     expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
     expect(created.status).toBe(503);
     noStack(created.text);
@@ -56,12 +64,16 @@ describeWith('redis', 'when Redis stops', () => {
     expect(after.state.email).toEqual(before.state.email);
 
     // Operations that need no code keep working without Redis.
-    const profileChange = await gw.send(UpdateHumanProfileDocument, { input: { userId: existingId, firstName: 'Still', lastName: 'Working' } });
+    const profileChange = await gw.send(UpdateHumanProfileDocument, {
+      input: { userId: existingId, firstName: 'Still', lastName: 'Working' },
+    });
     expect(profileChange.errors).toBeUndefined();
 
     await redis.up();
     const retried = await eventually(() =>
-      gw.send(AddHumanUserDocument, { input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com', returnCode: true } } }),
+      gw.send(AddHumanUserDocument, {
+        input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com', returnCode: true } },
+      }),
     );
     expect(retried.errors).toBeUndefined();
     expect(retried.data!.addHumanUser.emailCode).toMatch(/^[A-Z0-9]{6}$/);
@@ -81,7 +93,9 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
     const existingId = existing.data!.addHumanUser.userId;
 
     await proxy.down();
-    const created = await gw.send(AddHumanUserDocument, { input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } } });
+    const created = await gw.send(AddHumanUserDocument, {
+      input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } },
+    });
     expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
     expect(created.status).toBe(503);
     noStack(created.text);
@@ -91,7 +105,9 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
 
     await proxy.up();
     const retried = await eventually(() =>
-      gw.send(AddHumanUserDocument, { input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } } }),
+      gw.send(AddHumanUserDocument, {
+        input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } },
+      }),
     );
     expect(retried.errors).toBeUndefined();
     expect(retried.data!.addHumanUser.details.sequence).toBe('1');
@@ -118,9 +134,13 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
   }
 
   it('an event written whose answer is lost (the connection dropped after the insert): the mutation answers OK, and once', async () => {
-    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `lost-${Date.now()}@example.com`, isVerified: true } } });
+    const existing = await gw.send(AddHumanUserDocument, {
+      input: { profile, email: { email: `lost-${Date.now()}@example.com`, isVerified: true } },
+    });
     const userId = existing.data!.addHumanUser.userId;
-    const update = await losingNextEventInsert(() => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Written', lastName: 'Once' } }));
+    const update = await losingNextEventInsert(() =>
+      gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Written', lastName: 'Once' } }),
+    );
     expect(update.errors, update.text).toBeUndefined();
     expect(update.data!.updateHumanProfile.details.sequence).toBe('2');
     const events = await gw.gateway.deps.store.events('user', userId);
@@ -129,11 +149,15 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
   });
 
   it('an event written whose answer is lost, and the lookup of it answered 6 s late: the mutation answers OK, and once', async () => {
-    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `slow-${Date.now()}@example.com`, isVerified: true } } });
+    const existing = await gw.send(AddHumanUserDocument, {
+      input: { profile, email: { email: `slow-${Date.now()}@example.com`, isVerified: true } },
+    });
     const userId = existing.data!.addHumanUser.userId;
     // The lookup by the event's _id (a find on events): the only find on events of this request.
     proxy.delayRequests(onEvents('find'), 6000);
-    const update = await losingNextEventInsert(() => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Slow-Lookup-Pass-1', noChangeRequired: true } }));
+    const update = await losingNextEventInsert(() =>
+      gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Slow-Lookup-Pass-1', noChangeRequired: true } }),
+    );
     expect(update.errors, update.text).toBeUndefined();
     expect(update.data!.setHumanPassword.details.sequence).toBe('2');
     const events = await gw.gateway.deps.store.events('user', userId);
@@ -157,7 +181,9 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
   });
 
   it('a mutation answers UNAVAILABLE while it is still stalled (MONGODB_READ_TIMEOUT_MS), writes nothing, and works once it answers', async () => {
-    const existing = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `stall-${Date.now()}@example.com`, isVerified: true } } });
+    const existing = await gw.send(AddHumanUserDocument, {
+      input: { profile, email: { email: `stall-${Date.now()}@example.com`, isVerified: true } },
+    });
     const userId = existing.data!.addHumanUser.userId;
 
     proxy.hold();
@@ -168,18 +194,23 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
       expect(onlyError(update).extensions?.code).toBe('UNAVAILABLE');
       expect(update.status).toBe(503);
       noStack(update.text);
-      const created = await gw.send(AddHumanUserDocument, { input: { userId: 'stalled-user', username: 'stalled', profile, email: { email: 'stalled@example.com', isVerified: true } } });
+      const created = await gw.send(AddHumanUserDocument, {
+        input: { userId: 'stalled-user', username: 'stalled', profile, email: { email: 'stalled@example.com', isVerified: true } },
+      });
       expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
       // The reads given up are given up by the driver too: none still waits on a connection.
       const reads = (m: Buffer) => m.includes(Buffer.from('\x02find\x00', 'latin1'));
-      for (const until = Date.now() + 10_000; proxy.heldMessages(reads).open > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+      for (const until = Date.now() + 10_000; proxy.heldMessages(reads).open > 0 && Date.now() < until;)
+        await new Promise((r) => setTimeout(r, 50));
       expect(proxy.heldMessages(reads)).toMatchObject({ held: expect.any(Number), open: 0 });
       expect(proxy.heldMessages(reads).held).toBeGreaterThan(0);
     } finally {
       proxy.release();
     }
 
-    const retried = await eventually(() => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'After', lastName: 'Stall' } }));
+    const retried = await eventually(() =>
+      gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'After', lastName: 'Stall' } }),
+    );
     expect(retried.errors, retried.text).toBeUndefined();
     expect(retried.data!.updateHumanProfile.details.sequence).toBe('2');
     const events = await gw.gateway.deps.store.events('user', userId);
@@ -188,11 +219,17 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
     expect(await gw.gateway.deps.store.lookup('username:stalled')).toBeNull();
   });
   it('one read slower than the bound is given up alone: the requests beside it and after it are answered', async () => {
-    const created = await Promise.all(['slow', 'fast'].map((name) =>
-      gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${name}-${Date.now()}@example.com`, isVerified: true } } })));
+    const created = await Promise.all(
+      ['slow', 'fast'].map((name) =>
+        gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${name}-${Date.now()}@example.com`, isVerified: true } } }),
+      ),
+    );
     const [slowId, fastId] = created.map((c) => c.data!.addHumanUser.userId) as [string, string];
     // The slow user's reads (finds naming its id) reach MongoDB 8 s late, past the bound.
-    proxy.delayRequests((m) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from(slowId, 'latin1')), READ_BOUND_MS + 5000);
+    proxy.delayRequests(
+      (m) => m.includes(Buffer.from('\x02find\x00', 'latin1')) && m.includes(Buffer.from(slowId, 'latin1')),
+      READ_BOUND_MS + 5000,
+    );
     try {
       const slow = gw.send(UpdateHumanProfileDocument, { input: { userId: slowId, firstName: 'Slow', lastName: 'Read' } });
       await new Promise((r) => setTimeout(r, 200));
@@ -225,7 +262,13 @@ describe('when the store fails after a code was checked', () => {
     const deps = gw.gateway.deps;
     const real = deps.store;
     // The append of the verification event fails the way a MongoDB outage makes it fail.
-    deps.store = { ...real, load: real.load.bind(real), append: async () => { throw new UnavailableError('store unavailable', { cause: new Error('cut') }); } };
+    deps.store = {
+      ...real,
+      load: real.load.bind(real),
+      append: async () => {
+        throw new UnavailableError('store unavailable', { cause: new Error('cut') });
+      },
+    };
     let failed;
     try {
       failed = await gw.send(VerifyEmailDocument, { input: { userId, verificationCode: emailCode! } });

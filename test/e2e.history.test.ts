@@ -43,7 +43,14 @@ const IDP_HISTORY = `query IdpHistory($id: ID!) { identityProvider(id: $id) { hi
 
 interface Edge {
   cursor: string;
-  node: { type: string; sequence: string; createdAt: string; editorId: string; editor: { id: string; username: string } | null; changes: { field: string; value: string | null }[] };
+  node: {
+    type: string;
+    sequence: string;
+    createdAt: string;
+    editorId: string;
+    editor: { id: string; username: string } | null;
+    changes: { field: string; value: string | null }[];
+  };
 }
 interface Connection {
   totalCount: number;
@@ -82,7 +89,11 @@ function historySuite(name: string, env: () => Record<string, string>) {
       ok(await ask(USER_HISTORY, { id, ...page }, headers)).user.history;
 
     const addUser = async (extra: Record<string, unknown> = {}, opts = {}) => {
-      const res = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('h')}@example.com`, returnCode: true }, ...extra } as any }, opts);
+      const res = await gw.send(
+        AddHumanUserDocument,
+        { input: { profile, email: { email: `${unique('h')}@example.com`, returnCode: true }, ...extra } as any },
+        opts,
+      );
       const added = ok(res).addHumanUser;
       if (added.emailCode) secrets.add(added.emailCode);
       return added.userId;
@@ -97,7 +108,13 @@ function historySuite(name: string, env: () => Record<string, string>) {
       const metadataValue = Buffer.from('metadata-value-not-for-history').toString('base64');
       secrets.add(password).add(metadataValue);
       const userId = await addUser({ metadata: [{ key: 'team', value: metadataValue }] });
-      ok(await gw.send(UpdateMyProfileDocument, { input: { firstName: 'Augusta', lastName: 'King', displayName: 'Ada K.' } }, { token: await gw.tokenFor(userId) }));
+      ok(
+        await gw.send(
+          UpdateMyProfileDocument,
+          { input: { firstName: 'Augusta', lastName: 'King', displayName: 'Ada K.' } },
+          { token: await gw.tokenFor(userId) },
+        ),
+      );
       const email = ok(await gw.send(SetEmailDocument, { input: { userId, email: `${unique('new')}@example.com`, returnCode: true } }));
       secrets.add(email.setEmail.verificationCode!);
       ok(await gw.send(SetHumanPasswordDocument, { input: { userId, password } }));
@@ -105,7 +122,7 @@ function historySuite(name: string, env: () => Record<string, string>) {
       return userId;
     }
 
-    it('lists a user\'s four events newest first, with who made each change', async () => {
+    it("lists a user's four events newest first, with who made each change", async () => {
       const userId = await userWithFourEvents();
       const history = await userHistory(userId);
       expect(history.totalCount).toBe(4);
@@ -160,7 +177,8 @@ function historySuite(name: string, env: () => Record<string, string>) {
 
     it('pages with first/after and last/before through a longer history, each event once', async () => {
       const userId = await addUser();
-      for (let i = 1; i <= 11; i++) ok(await gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: `Ada${i}`, lastName: 'Lovelace' } }));
+      for (let i = 1; i <= 11; i++)
+        ok(await gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: `Ada${i}`, lastName: 'Lovelace' } }));
       const all = Array.from({ length: 12 }, (_, i) => String(12 - i));
 
       const forward: string[] = [];
@@ -253,7 +271,9 @@ function historySuite(name: string, env: () => Record<string, string>) {
       expect(errorCode(named)).toBe('PERMISSION_DENIED');
       // An ORG_OWNER elsewhere holds user.read only there.
       await grant(outsider, ['ORG_OWNER'], otherOrg);
-      expect(errorCode(await ask(USER_HISTORY, { id: target }, { ...(await as(outsider)), 'x-service-orgid': gw.defaultOrgId }))).toBe('PERMISSION_DENIED');
+      expect(errorCode(await ask(USER_HISTORY, { id: target }, { ...(await as(outsider)), 'x-service-orgid': gw.defaultOrgId }))).toBe(
+        'PERMISSION_DENIED',
+      );
 
       // The editor of an event is null for a reader who may not see that user (the admin, for a
       // user of another organization reading its own history); its id stays.
@@ -289,7 +309,8 @@ function historySuite(name: string, env: () => Record<string, string>) {
       const [first, second] = ['oidc-secret-first-value', 'oidc-secret-second-value'];
       secrets.add(first).add(second);
       const oidc = { issuer: 'https://issuer.example.com', clientId: 'client-a', scopes: ['openid'] };
-      const idpId = ok(await gw.send(AddOIDCIdentityProviderDocument, { input: { name: unique('idp'), ...oidc, clientSecret: first } })).addOIDCIdentityProvider.idpId;
+      const idpId = ok(await gw.send(AddOIDCIdentityProviderDocument, { input: { name: unique('idp'), ...oidc, clientSecret: first } }))
+        .addOIDCIdentityProvider.idpId;
       ok(await gw.send(UpdateOIDCIdentityProviderDocument, { input: { idpId, ...oidc, clientId: 'client-b', clientSecret: second } }));
       secrets.add((await store().load<IdentityProvider>('idp', idpId))!.state.clientSecret!);
       const idp: Connection = ok(await ask(IDP_HISTORY, { id: idpId })).identityProvider.history;
@@ -309,7 +330,12 @@ function historySuite(name: string, env: () => Record<string, string>) {
 historySuite('history on the embedded stores', () => ({}));
 describeWith('mongo', 'history on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    historySuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `history_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    historySuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `history_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });
 
@@ -323,7 +349,9 @@ describe('history in a supergraph', () => {
       type Order { id: ID! }`;
     const orders = buildSubgraphSchema({
       typeDefs: parse(ordersSdl),
-      resolvers: { User: { __resolveReference: (ref: { id: string }) => ref, orders: (u: { id: string }) => [{ id: `${u.id}-order` }] } } as any,
+      resolvers: {
+        User: { __resolveReference: (ref: { id: string }) => ref, orders: (u: { id: string }) => [{ id: `${u.id}-order` }] },
+      } as any,
     });
     const server = createServer(createYoga({ schema: orders, logging: false }));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -340,7 +368,8 @@ describe('history in a supergraph', () => {
     });
     try {
       expect(composed.errors ?? []).toEqual([]);
-      const userId = (await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('fed')}@example.com` } } })).data!.addHumanUser.userId;
+      const userId = (await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('fed')}@example.com` } } })).data!
+        .addHumanUser.userId;
       const res = await runtime.fetch('http://gateway.local/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },

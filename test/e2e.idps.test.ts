@@ -24,7 +24,14 @@ const profile = { firstName: 'Ada', lastName: 'Lovelace' };
 const DEPRECATION = 'Deprecated operation of the identity API; it may be removed in a future version.';
 const emoji = (n: number) => '😀'.repeat(n);
 
-const statusOf = { UNAUTHENTICATED: 401, PERMISSION_DENIED: 403, NOT_FOUND: 404, ALREADY_EXISTS: 409, FAILED_PRECONDITION: 409, INVALID_ARGUMENT: 400 } as const;
+const statusOf = {
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  FAILED_PRECONDITION: 409,
+  INVALID_ARGUMENT: 400,
+} as const;
 
 function expectError(res: Response<unknown>, code: keyof typeof statusOf, label = '') {
   const err = onlyError(res);
@@ -63,7 +70,13 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       return res;
     };
     const addIdp = (input: Partial<AddOIDCIdentityProviderInput> = {}, opts: Parameters<TestGateway['send']>[2] = {}) => {
-      const full = { name: unique('IDP '), issuer: 'https://issuer.example', clientId: unique('client-'), clientSecret: unique('s3cr3t-'), ...input };
+      const full = {
+        name: unique('IDP '),
+        issuer: 'https://issuer.example',
+        clientId: unique('client-'),
+        clientSecret: unique('s3cr3t-'),
+        ...input,
+      };
       remember(full.clientSecret);
       return send(AddOIDCIdentityProviderDocument, { input: full }, opts);
     };
@@ -79,7 +92,11 @@ function idpSuite(name: string, env: () => Record<string, string>) {
     const newUser = async (orgId?: string) =>
       expectOk(
         await send(AddHumanUserDocument, {
-          input: { profile, email: { email: `${unique('u')}@example.com`, isVerified: true }, ...(orgId ? { organisation: { orgId } } : {}) },
+          input: {
+            profile,
+            email: { email: `${unique('u')}@example.com`, isVerified: true },
+            ...(orgId ? { organisation: { orgId } } : {}),
+          },
         }),
       ).addHumanUser.userId;
     /** A user of `orgId` holding `roles` there, and a token for it. */
@@ -241,7 +258,10 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       const { idpId } = await added({}, { orgId });
       const input = { idpId, issuer: 'https://perm.example', clientId: 'perm' };
 
-      for (const [label, token] of [['no token', null], ['forged token', 'not-a-jwt']] as const) {
+      for (const [label, token] of [
+        ['no token', null],
+        ['forged token', 'not-a-jwt'],
+      ] as const) {
         expectError(await addIdp({}, { token, orgId }), 'UNAUTHENTICATED', `add, ${label}`);
         expectError(await update(input, { token, orgId }), 'UNAUTHENTICATED', `update, ${label}`);
         expectError(await read(idpId, { token, orgId }), 'UNAUTHENTICATED', `read, ${label}`);
@@ -280,7 +300,10 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       );
       expectError(await read(theirs.idpId, { token: settings.token, orgId: elsewhere }), 'PERMISSION_DENIED');
       // Without the header, the other org's IDP is simply not in the acting org.
-      expectError(await update({ idpId: theirs.idpId, issuer: 'https://x.example', clientId: 'x' }, { token: settings.token }), 'NOT_FOUND');
+      expectError(
+        await update({ idpId: theirs.idpId, issuer: 'https://x.example', clientId: 'x' }, { token: settings.token }),
+        'NOT_FOUND',
+      );
       expect((await stored(theirs.idpId)).sequence).toBe(1);
 
       // An organization that does not exist: PERMISSION_DENIED, even for the administrator.
@@ -288,7 +311,10 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       expectError(await read(idpId, { orgId: 'no-such-org' }), 'PERMISSION_DENIED', 'unknown org header');
 
       // The instance administrator with the header works anywhere.
-      expect(expectOk(await update({ idpId: theirs.idpId, issuer: 'https://admin.example', clientId: 'x' }, { orgId: elsewhere })).updateOIDCIdentityProvider.details.resourceOwner).toBe(elsewhere);
+      expect(
+        expectOk(await update({ idpId: theirs.idpId, issuer: 'https://admin.example', clientId: 'x' }, { orgId: elsewhere }))
+          .updateOIDCIdentityProvider.details.resourceOwner,
+      ).toBe(elsewhere);
     });
 
     it('every text limit at its boundary in code points: 200 passes, 201 fails and writes nothing', async () => {
@@ -324,7 +350,11 @@ function idpSuite(name: string, env: () => Record<string, string>) {
         expect(violatedFields(expectError(blank, 'INVALID_ARGUMENT', `update ${field} blank`))).toEqual([`input.${field}`]);
       }
       // A secret of only white space is neither "empty" (keep) nor a real secret.
-      expect(violatedFields(expectError(await update({ idpId, issuer: 'https://b.example', clientId: 'b', clientSecret: '   ' }), 'INVALID_ARGUMENT'))).toEqual(['input.clientSecret']);
+      expect(
+        violatedFields(
+          expectError(await update({ idpId, issuer: 'https://b.example', clientId: 'b', clientSecret: '   ' }), 'INVALID_ARGUMENT'),
+        ),
+      ).toEqual(['input.clientSecret']);
       const scopeOk = await update({ idpId, issuer: 'https://b.example', clientId: 'b', scopes: [emoji(200)] });
       expect(expectOk(scopeOk).updateOIDCIdentityProvider.details.sequence).toBe(String(++sequence));
       expectError(await update({ idpId, issuer: 'https://b.example', clientId: 'b', scopes: [emoji(201)] }), 'INVALID_ARGUMENT');
@@ -338,7 +368,9 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       expect(violatedFields(expectError(await addIdp({ scopes: many(51) }), 'INVALID_ARGUMENT'))).toEqual(['input.scopes']);
       expect(violatedFields(expectError(await addIdp({ scopes: ['openid', ''] }), 'INVALID_ARGUMENT'))).toEqual(['input.scopes.1']);
       expect(violatedFields(expectError(await addIdp({ scopes: ['openid profile'] }), 'INVALID_ARGUMENT'))).toEqual(['input.scopes.0']);
-      expect(violatedFields(expectError(await addIdp({ scopes: ['openid', 'email', 'openid'] }), 'INVALID_ARGUMENT'))).toEqual(['input.scopes.2']);
+      expect(violatedFields(expectError(await addIdp({ scopes: ['openid', 'email', 'openid'] }), 'INVALID_ARGUMENT'))).toEqual([
+        'input.scopes.2',
+      ]);
       const before = (await stored(ok.idpId)).sequence;
       expectError(await update({ idpId: ok.idpId, issuer: 'https://s.example', clientId: 's', scopes: many(51) }), 'INVALID_ARGUMENT');
       expect((await stored(ok.idpId)).sequence).toBe(before);
@@ -350,9 +382,20 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       const res = await send(AddOIDCIdentityProviderDocument, {
         input: { name: '', issuer: emoji(201), clientId: ' ', clientSecret: '', scopes: ['a b'] },
       });
-      expect(violatedFields(expectError(res, 'INVALID_ARGUMENT'))).toEqual(['input.clientId', 'input.clientSecret', 'input.issuer', 'input.name', 'input.scopes.0']);
+      expect(violatedFields(expectError(res, 'INVALID_ARGUMENT'))).toEqual([
+        'input.clientId',
+        'input.clientSecret',
+        'input.issuer',
+        'input.name',
+        'input.scopes.0',
+      ]);
       const upd = await update({ idpId: '', issuer: '', clientId: emoji(201), clientSecret: emoji(201) });
-      expect(violatedFields(expectError(upd, 'INVALID_ARGUMENT'))).toEqual(['input.clientId', 'input.clientSecret', 'input.idpId', 'input.issuer']);
+      expect(violatedFields(expectError(upd, 'INVALID_ARGUMENT'))).toEqual([
+        'input.clientId',
+        'input.clientSecret',
+        'input.idpId',
+        'input.issuer',
+      ]);
     });
 
     it('IDP names are unique in their organization ignoring case; another organization may reuse one', async () => {
@@ -391,7 +434,11 @@ function idpSuite(name: string, env: () => Record<string, string>) {
       });
       expectError(second, 'ALREADY_EXISTS');
       const otherExternal = await send(AddHumanUserDocument, {
-        input: { profile, email: { email: `${unique('l')}@example.com`, isVerified: true }, idpLinks: [{ ...link, userId: unique('ext-') }] },
+        input: {
+          profile,
+          email: { email: `${unique('l')}@example.com`, isVerified: true },
+          idpLinks: [{ ...link, userId: unique('ext-') }],
+        },
       });
       expectOk(otherExternal);
       const unknown = await send(AddHumanUserDocument, {
@@ -417,6 +464,11 @@ function idpSuite(name: string, env: () => Record<string, string>) {
 idpSuite('identity provider operations on the embedded stores', () => ({}));
 describeWith('mongo', 'identity provider operations on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    idpSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_idp_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    idpSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `e2e_idp_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

@@ -33,7 +33,12 @@ describe('users larger than the read budget', () => {
     for (let i = 0; i < 4; i++) {
       const metadata = Array.from({ length: VALUES }, (_, k) => ({ key: `k${k}`, value: value(i, k) }));
       const res = await gw.send(AddHumanUserDocument, {
-        input: { username: `heavy.${i}`, profile: { firstName: 'Heavy', lastName: `User${i}` }, email: { email: `heavy${i}@example.com`, isVerified: true }, metadata },
+        input: {
+          username: `heavy.${i}`,
+          profile: { firstName: 'Heavy', lastName: `User${i}` },
+          email: { email: `heavy${i}@example.com`, isVerified: true },
+          metadata,
+        },
       });
       if (!res.data) throw new Error(res.text.slice(0, 500));
       ids.push(res.data.addHumanUser.userId);
@@ -41,7 +46,10 @@ describe('users larger than the read budget', () => {
   });
   afterAll(async () => gw?.close());
 
-  type Page = { edges: { node: { id: string; username: string; metadata: { key: string; value: string }[] } }[]; pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null } };
+  type Page = {
+    edges: { node: { id: string; username: string; metadata: { key: string; value: string }[] } }[];
+    pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  };
   const page = async (variables: Record<string, unknown>): Promise<Page> => {
     const res = await gw.raw({ query: USERS, variables });
     expect(res.errors, res.text.slice(0, 500)).toBeUndefined();
@@ -73,19 +81,31 @@ describe('users larger than the read budget', () => {
   it('federation representations asking for more than 32 MB of users answer RESOURCE_EXHAUSTED; fewer are answered', async () => {
     const over = await gw.raw({ query: ENTITIES, variables: { representations: ids.map((id) => ({ __typename: 'User', id })) } });
     expect(over.errors?.length).toBeGreaterThan(0);
-    expect(over.errors!.every((e) => e.extensions?.code === 'RESOURCE_EXHAUSTED'), over.text.slice(0, 500)).toBe(true);
+    expect(
+      over.errors!.every((e) => e.extensions?.code === 'RESOURCE_EXHAUSTED'),
+      over.text.slice(0, 500),
+    ).toBe(true);
     expect(over.errors![0]!.message).toMatch(/more than 32 MB/);
 
-    const within = await gw.raw({ query: ENTITIES, variables: { representations: ids.slice(0, 3).map((id) => ({ __typename: 'User', id })) } });
+    const within = await gw.raw({
+      query: ENTITIES,
+      variables: { representations: ids.slice(0, 3).map((id) => ({ __typename: 'User', id })) },
+    });
     expect(within.errors).toBeUndefined();
-    expect(within.data._entities.map((u: { id: string; metadata: unknown[] }) => [u.id, u.metadata.length])).toEqual(ids.slice(0, 3).map((id) => [id, VALUES]));
+    expect(within.data._entities.map((u: { id: string; metadata: unknown[] }) => [u.id, u.metadata.length])).toEqual(
+      ids.slice(0, 3).map((id) => [id, VALUES]),
+    );
   });
   it('ListUsers (the wire API, offset paging) answers a page cut short by the budget, or an offset past it, as RESOURCE_EXHAUSTED, and pages that fit whole', async () => {
     const list = async (query: Record<string, unknown>) => {
       const res = await fetch(`${gw.baseUrl}/v2/users`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },
-        body: JSON.stringify({ query: { asc: true, ...query }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [{ userNameQuery: { userName: 'heavy.', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }] }),
+        body: JSON.stringify({
+          query: { asc: true, ...query },
+          sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+          queries: [{ userNameQuery: { userName: 'heavy.', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }],
+        }),
       });
       return { status: res.status, json: (await res.json()) as { code?: number; message?: string; result?: { username: string }[] } };
     };
@@ -101,10 +121,14 @@ describe('users larger than the read budget', () => {
     expect(skipped.json.code, JSON.stringify(skipped.json).slice(0, 300)).toBe(8);
   });
   it('one request cannot spend the budget twice: of two aliased pages one is refused; aliased reads of one user stop at it too', async () => {
-    const page = (alias: string) => `${alias}: users(first: 10, filter: { username: { value: "heavy.", op: PREFIX } }) { edges { node { username } } pageInfo { hasNextPage } }`;
+    const page = (alias: string) =>
+      `${alias}: users(first: 10, filter: { username: { value: "heavy.", op: PREFIX } }) { edges { node { username } } pageInfo { hasNextPage } }`;
     // (users is non-null: the refused one takes the whole answer's data with it.)
     const twice = await gw.raw({ query: `{ ${page('a')} ${page('b')} }` });
-    expect(twice.errors?.map((e) => e.extensions?.code), twice.text.slice(0, 500)).toEqual(['RESOURCE_EXHAUSTED']);
+    expect(
+      twice.errors?.map((e) => e.extensions?.code),
+      twice.text.slice(0, 500),
+    ).toEqual(['RESOURCE_EXHAUSTED']);
     const alone = await gw.raw({ query: `{ ${page('a')} }` });
     expect(alone.data.a.edges.map((e: { node: { username: string } }) => e.node.username)).toEqual(['heavy.0', 'heavy.1', 'heavy.2']);
 

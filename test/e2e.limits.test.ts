@@ -39,7 +39,9 @@ const lit = (v: unknown): string =>
     : Array.isArray(v)
       ? `[${v.map(lit).join(', ')}]`
       : v !== null && typeof v === 'object'
-        ? `{ ${Object.entries(v).map(([k, x]) => `${k}: ${lit(x)}`).join(', ')} }`
+        ? `{ ${Object.entries(v)
+            .map(([k, x]) => `${k}: ${lit(x)}`)
+            .join(', ')} }`
         : JSON.stringify(v);
 
 const profile = { firstName: 'Ada', lastName: 'Lovelace' };
@@ -69,7 +71,12 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
   const send = async <T, V>(doc: TypedDocumentNode<T, V>, variables: V, opts?: { token?: string | null; orgId?: string }) =>
     record(await gw.send(doc, variables, opts));
   const inline = async (field: string, input: unknown, selection = '{ details { sequence } }', token?: string) =>
-    record(await gw.raw({ query: `mutation { ${field}(input: ${lit(input)}) ${selection} }` }, token ? { authorization: `Bearer ${token}` } : {}));
+    record(
+      await gw.raw(
+        { query: `mutation { ${field}(input: ${lit(input)}) ${selection} }` },
+        token ? { authorization: `Bearer ${token}` } : {},
+      ),
+    );
 
   const stored = (id: string) => gw.gateway.deps.store.load<User>('user', id);
   const storedOrg = (id: string) => gw.gateway.deps.store.load<Org>('org', id);
@@ -108,7 +115,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
   }
 
   const newUser = async (extra: Record<string, unknown> = {}) => {
-    const res = await send(AddHumanUserDocument, { input: { profile, email: { email: `${tag('u')}@example.com`, isVerified: true }, ...extra } as any });
+    const res = await send(AddHumanUserDocument, {
+      input: { profile, email: { email: `${tag('u')}@example.com`, isVerified: true }, ...extra } as any,
+    });
     expect(res.errors, res.text).toBeUndefined();
     return res.data!.addHumanUser.userId;
   };
@@ -163,7 +172,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
     it('updateHumanProfile: names at 200, preferredLanguage at 10', async () => {
       const userId = await newUser();
       for (const [field, max] of nameLimits) {
-        const over = await untouched(userId, () => send(UpdateHumanProfileDocument, { input: { userId, ...profile, [field]: E(max + 1) } }));
+        const over = await untouched(userId, () =>
+          send(UpdateHumanProfileDocument, { input: { userId, ...profile, [field]: E(max + 1) } }),
+        );
         expectInvalid(over, [`input.${field}`]);
         const ok = await send(UpdateHumanProfileDocument, { input: { userId, ...profile, [field]: E(max) } });
         expect(ok.errors, ok.text).toBeUndefined();
@@ -213,7 +224,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
 
       const userId = await newUser();
       const other200 = emailOf(200, tag('f'));
-      const over = await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: emailOf(201, tag('f')), returnCode: true } }));
+      const over = await untouched(userId, () =>
+        send(SetEmailDocument, { input: { userId, email: emailOf(201, tag('f')), returnCode: true } }),
+      );
       expectInvalid(over, ['input.email']);
       const ok = await send(SetEmailDocument, { input: { userId, email: other200, returnCode: true } });
       expect(ok.errors, ok.text).toBeUndefined();
@@ -237,7 +250,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       const userId = await newUser();
       const at50 = '+41 79 555 12 34'.padEnd(50, ' ');
       expect(at50).toHaveLength(50);
-      const over = await untouched(userId, () => send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41 79 555 12 35'.padEnd(51, ' ') } }));
+      const over = await untouched(userId, () =>
+        send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41 79 555 12 35'.padEnd(51, ' ') } }),
+      );
       expect(descriptions(expectInvalid(over, ['input.phone']))).toEqual(['input.phone: must be at most 50 characters']);
       const ok = await send(UpdateHumanPhoneDocument, { input: { userId, phone: at50, isPhoneVerified: true } });
       expect(ok.errors, ok.text).toBeUndefined();
@@ -247,14 +262,17 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
     it('urlTemplate: 200 passes on addHumanUser and setEmail and reaches the delivery job, 201 fails', async () => {
       const t200 = urlTemplateOf(200);
       expect(codePoints(t200)).toBe(200);
-      await rejectedCreate({ email: { email: `${tag('t')}@example.com`, sendCode: { urlTemplate: urlTemplateOf(201) } } }, ['input.email.sendCode.urlTemplate']);
+      await rejectedCreate({ email: { email: `${tag('t')}@example.com`, sendCode: { urlTemplate: urlTemplateOf(201) } } }, [
+        'input.email.sendCode.urlTemplate',
+      ]);
       const { user } = await created({ email: { email: `${tag('t')}@example.com`, sendCode: { urlTemplate: t200 } } });
-      const jobs = () =>
-        gw.logs.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('delivery job') && l.userId === user.id);
+      const jobs = () => gw.logs.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('delivery job') && l.userId === user.id);
       expect(jobs().map((j) => [j.kind, j.urlTemplate])).toEqual([['verify-email-on-create', t200]]);
 
       const over = await untouched(user.id, () =>
-        send(SetEmailDocument, { input: { userId: user.id, email: `${tag('t')}@example.com`, sendCode: { urlTemplate: urlTemplateOf(201) } } }),
+        send(SetEmailDocument, {
+          input: { userId: user.id, email: `${tag('t')}@example.com`, sendCode: { urlTemplate: urlTemplateOf(201) } },
+        }),
       );
       expectInvalid(over, ['input.sendCode.urlTemplate']);
       const newEmail = `${tag('t')}@example.com`;
@@ -344,10 +362,14 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       expect(ok.errors, ok.text).toBeUndefined();
       expect((await storedOrg(ok.data!.addOrganization.orgId))!.state.name).toBe(name200);
 
-      const over = await untouchedOrg(gw.defaultOrgId, () => send(AddOrgMemberDocument, { input: { userId: E(201), roles: ['ORG_USER_MANAGER'] } }));
+      const over = await untouchedOrg(gw.defaultOrgId, () =>
+        send(AddOrgMemberDocument, { input: { userId: E(201), roles: ['ORG_USER_MANAGER'] } }),
+      );
       expectInvalid(over, ['input.userId']);
       // a 200-character id passes the rules and then names no user
-      const missing = await untouchedOrg(gw.defaultOrgId, () => send(AddOrgMemberDocument, { input: { userId: E(200), roles: ['ORG_USER_MANAGER'] } }));
+      const missing = await untouchedOrg(gw.defaultOrgId, () =>
+        send(AddOrgMemberDocument, { input: { userId: E(200), roles: ['ORG_USER_MANAGER'] } }),
+      );
       expect(onlyError(missing).extensions?.code).toBe('NOT_FOUND');
     });
   });
@@ -363,7 +385,10 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
           expectInvalid(res, [`input.${field}`]);
         }
         for (const field of ['firstName', 'lastName', 'displayName'] as const) {
-          expectInvalid(await untouched(userId, () => send(UpdateHumanProfileDocument, { input: { userId, ...profile, [field]: blank } })), [`input.${field}`]);
+          expectInvalid(
+            await untouched(userId, () => send(UpdateHumanProfileDocument, { input: { userId, ...profile, [field]: blank } })),
+            [`input.${field}`],
+          );
         }
         expectInvalid(await send(UpdateHumanProfileDocument, { input: { userId: blank, ...profile } }), ['input.userId']);
         for (const field of ['firstName', 'lastName'] as const) {
@@ -372,17 +397,25 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
         await rejectedCreate({ userId: blank }, ['input.userId']);
         await rejectedCreate({ username: blank }, ['input.username']);
         await rejectedCreate({ email: { email: blank } }, ['input.email.email']);
-        await rejectedCreate({ email: { email: `${tag('b')}@example.com`, sendCode: { urlTemplate: blank } } }, ['input.email.sendCode.urlTemplate']);
+        await rejectedCreate({ email: { email: `${tag('b')}@example.com`, sendCode: { urlTemplate: blank } } }, [
+          'input.email.sendCode.urlTemplate',
+        ]);
         await rejectedCreate({ metadata: [{ key: blank, value: 'dg==' }] }, ['input.metadata.0.key']);
         await rejectedCreate({ password: { password: blank } }, ['input.password.password']);
         await rejectedCreate({ hashedPassword: { hash: blank } }, ['input.hashedPassword.hash']);
         for (const field of ['idpId', 'userId', 'userName'] as const) {
-          await rejectedCreate({ idpLinks: [{ idpId: 'idp', userId: 'ext', userName: 'ext', [field]: blank }] }, [`input.idpLinks.0.${field}`]);
+          await rejectedCreate({ idpLinks: [{ idpId: 'idp', userId: 'ext', userName: 'ext', [field]: blank }] }, [
+            `input.idpLinks.0.${field}`,
+          ]);
         }
         expectInvalid(await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: blank } })), ['input.email']);
         expectInvalid(await untouched(userId, () => send(UpdateHumanPhoneDocument, { input: { userId, phone: blank } })), ['input.phone']);
-        expectInvalid(await untouched(userId, () => send(SetHumanPasswordDocument, { input: { userId, password: blank } })), ['input.password']);
-        expectInvalid(await untouched(userId, () => send(VerifyEmailDocument, { input: { userId, verificationCode: blank } })), ['input.verificationCode']);
+        expectInvalid(await untouched(userId, () => send(SetHumanPasswordDocument, { input: { userId, password: blank } })), [
+          'input.password',
+        ]);
+        expectInvalid(await untouched(userId, () => send(VerifyEmailDocument, { input: { userId, verificationCode: blank } })), [
+          'input.verificationCode',
+        ]);
         expectInvalid(await send(AddOrganizationDocument, { input: { name: blank } }), ['input.name']);
         expect(await gw.gateway.deps.store.lookup(`orgName:${blank.toLowerCase()}`)).toBeNull();
       }
@@ -419,20 +452,31 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
         variables: { metadata: [{ key: 'k', value: 'not base64!' }] },
         inline: { metadata: [{ key: 'k', value: 'not base64!' }] },
       },
-      { name: 'metadata value without padding', variables: { metadata: [{ key: 'k', value: 'dg' }] }, inline: { metadata: [{ key: 'k', value: 'dg' }] } },
-      { name: 'idpLinks without userName', variables: { idpLinks: [{ idpId: 'i', userId: 'u' }] }, inline: { idpLinks: [{ idpId: 'i', userId: 'u' }] } },
+      {
+        name: 'metadata value without padding',
+        variables: { metadata: [{ key: 'k', value: 'dg' }] },
+        inline: { metadata: [{ key: 'k', value: 'dg' }] },
+      },
+      {
+        name: 'idpLinks without userName',
+        variables: { idpLinks: [{ idpId: 'i', userId: 'u' }] },
+        inline: { idpLinks: [{ idpId: 'i', userId: 'u' }] },
+      },
       { name: 'profile: a string', variables: { profile: 'Ada' }, inline: { profile: 'Ada' } },
     ];
     const withoutUndefined = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 
-    it.each(createCases)('addHumanUser, $name: INVALID_ARGUMENT and 400 as variables and as an inline literal, no user', async ({ variables, inline: literal }) => {
-      const asVariables = withoutUndefined(createInput(variables));
-      expectInvalid(await send(AddHumanUserDocument, { input: asVariables as any }));
-      await expectNoUser(asVariables);
-      const asLiteral = withoutUndefined(createInput(literal));
-      expectInvalid(await inline('addHumanUser', asLiteral, '{ userId }'));
-      await expectNoUser(asLiteral);
-    });
+    it.each(createCases)(
+      'addHumanUser, $name: INVALID_ARGUMENT and 400 as variables and as an inline literal, no user',
+      async ({ variables, inline: literal }) => {
+        const asVariables = withoutUndefined(createInput(variables));
+        expectInvalid(await send(AddHumanUserDocument, { input: asVariables as any }));
+        await expectNoUser(asVariables);
+        const asLiteral = withoutUndefined(createInput(literal));
+        expectInvalid(await inline('addHumanUser', asLiteral, '{ userId }'));
+        await expectNoUser(asLiteral);
+      },
+    );
 
     it('wrong types, unknown enum values and missing fields on the update operations: INVALID_ARGUMENT, 400, nothing written', async () => {
       const userId = await newUser();
@@ -470,7 +514,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       ];
       for (const [field, doc, input] of orgCases) {
         expectInvalid(await untouchedOrg(gw.defaultOrgId, () => send(doc, { input })));
-        expectInvalid(await untouchedOrg(gw.defaultOrgId, () => inline(field, input, field === 'addOrganization' ? '{ orgId }' : undefined)));
+        expectInvalid(
+          await untouchedOrg(gw.defaultOrgId, () => inline(field, input, field === 'addOrganization' ? '{ orgId }' : undefined)),
+        );
       }
     });
 
@@ -485,19 +531,37 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
     it('at most one of sendCode, returnCode and isVerified (email and phone of addHumanUser, setEmail); isVerified false counts as absent', async () => {
       const url = { urlTemplate: 'https://app.example/v?c={{.Code}}' };
       const email = () => `${tag('one')}@example.com`;
-      for (const choice of [{ sendCode: url, returnCode: true }, { returnCode: true, isVerified: true }, { sendCode: {}, isVerified: true }, { sendCode: url, returnCode: true, isVerified: true }]) {
+      for (const choice of [
+        { sendCode: url, returnCode: true },
+        { returnCode: true, isVerified: true },
+        { sendCode: {}, isVerified: true },
+        { sendCode: url, returnCode: true, isVerified: true },
+      ]) {
         await rejectedCreate({ email: { email: email(), ...choice } }, ['input.email.sendCode']);
       }
-      for (const choice of [{ sendCode: true, returnCode: true }, { returnCode: true, isVerified: true }, { sendCode: true, isVerified: true }]) {
+      for (const choice of [
+        { sendCode: true, returnCode: true },
+        { returnCode: true, isVerified: true },
+        { sendCode: true, isVerified: true },
+      ]) {
         await rejectedCreate({ phone: { phone, ...choice } }, ['input.phone.sendCode']);
       }
       const userId = await newUser();
-      for (const choice of [{ sendCode: url, returnCode: true }, { returnCode: true, isVerified: true }, { sendCode: url, isVerified: true }]) {
-        expectInvalid(await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: email(), ...choice } })), ['input.sendCode']);
+      for (const choice of [
+        { sendCode: url, returnCode: true },
+        { returnCode: true, isVerified: true },
+        { sendCode: url, isVerified: true },
+      ]) {
+        expectInvalid(await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: email(), ...choice } })), [
+          'input.sendCode',
+        ]);
       }
 
       // isVerified: false plus returnCode: true is fine
-      const { res, user } = await created({ email: { email: email(), isVerified: false, returnCode: true }, phone: { phone, isVerified: false, returnCode: true } });
+      const { res, user } = await created({
+        email: { email: email(), isVerified: false, returnCode: true },
+        phone: { phone, isVerified: false, returnCode: true },
+      });
       expect(res.data!.addHumanUser.emailCode).toMatch(/^[A-Z0-9]{6}$/);
       expect(res.data!.addHumanUser.phoneCode).toMatch(/^[A-Z0-9]{6}$/);
       expect(user.state.email.isVerified).toBe(false);
@@ -533,7 +597,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       const userId = await newUser();
       for (const bad of ['a@', 'a b@example.com', 'a@b', '@example.com', 'a@@example.com', 'a@example..com']) {
         await rejectedCreate({ email: { email: bad, returnCode: true } }, ['input.email.email']);
-        expectInvalid(await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: bad, returnCode: true } })), ['input.email']);
+        expectInvalid(await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: bad, returnCode: true } })), [
+          'input.email',
+        ]);
       }
     });
 
@@ -550,7 +616,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       for (const [pw, rules] of cases) {
         secret(pw);
         const onCreate = await rejectedCreate({ password: { password: pw } }, ['input.password.password']);
-        const onSet = expectInvalid(await untouched(userId, () => send(SetHumanPasswordDocument, { input: { userId, password: pw } })), ['input.password']);
+        const onSet = expectInvalid(await untouched(userId, () => send(SetHumanPasswordDocument, { input: { userId, password: pw } })), [
+          'input.password',
+        ]);
         for (const err of [onCreate, onSet]) {
           for (const rule of rules) expect(err.message).toContain(`password policy ${rule}`);
           const all = ['min_length', 'lower', 'upper', 'digit', 'symbol'];
@@ -563,25 +631,49 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
 
     it('duplicate metadata keys are INVALID_ARGUMENT', async () => {
       const v = 'dg==';
-      await rejectedCreate({ metadata: [{ key: 'team', value: v }, { key: 'other', value: v }, { key: 'team', value: v }] }, ['input.metadata.2.key']);
+      await rejectedCreate(
+        {
+          metadata: [
+            { key: 'team', value: v },
+            { key: 'other', value: v },
+            { key: 'team', value: v },
+          ],
+        },
+        ['input.metadata.2.key'],
+      );
     });
 
     it('a urlTemplate with an unknown placeholder, an unclosed action or no http(s) URL is INVALID_ARGUMENT', async () => {
       const userId = await newUser();
-      for (const bad of ['https://app.example/v?c={{.Foo}}', 'https://app.example/v?c={{.Code}', 'ftp://app.example/{{.Code}}', '{{.Code}}']) {
-        await rejectedCreate({ email: { email: `${tag('url')}@example.com`, sendCode: { urlTemplate: bad } } }, ['input.email.sendCode.urlTemplate']);
-        const res = await untouched(userId, () => send(SetEmailDocument, { input: { userId, email: `${tag('url')}@example.com`, sendCode: { urlTemplate: bad } } }));
+      for (const bad of [
+        'https://app.example/v?c={{.Foo}}',
+        'https://app.example/v?c={{.Code}',
+        'ftp://app.example/{{.Code}}',
+        '{{.Code}}',
+      ]) {
+        await rejectedCreate({ email: { email: `${tag('url')}@example.com`, sendCode: { urlTemplate: bad } } }, [
+          'input.email.sendCode.urlTemplate',
+        ]);
+        const res = await untouched(userId, () =>
+          send(SetEmailDocument, { input: { userId, email: `${tag('url')}@example.com`, sendCode: { urlTemplate: bad } } }),
+        );
         expectInvalid(res, ['input.sendCode.urlTemplate']);
       }
-      const err = await rejectedCreate({ email: { email: `${tag('url')}@example.com`, sendCode: { urlTemplate: 'https://x.example/{{.Foo}}' } } });
+      const err = await rejectedCreate({
+        email: { email: `${tag('url')}@example.com`, sendCode: { urlTemplate: 'https://x.example/{{.Foo}}' } },
+      });
       expect(err.message).toContain('{{.Foo}}');
     });
 
     it('addOrgMember: an unknown role or no role is INVALID_ARGUMENT and grants nothing', async () => {
       const userId = await newUser();
-      const unknown = await untouchedOrg(gw.defaultOrgId, () => send(AddOrgMemberDocument, { input: { userId, roles: ['ORG_USER_MANAGER', 'ORG_ROBOT'] } }));
+      const unknown = await untouchedOrg(gw.defaultOrgId, () =>
+        send(AddOrgMemberDocument, { input: { userId, roles: ['ORG_USER_MANAGER', 'ORG_ROBOT'] } }),
+      );
       expectInvalid(unknown, ['input.roles.1']);
-      expectInvalid(await untouchedOrg(gw.defaultOrgId, () => send(AddOrgMemberDocument, { input: { userId, roles: [] } })), ['input.roles']);
+      expectInvalid(await untouchedOrg(gw.defaultOrgId, () => send(AddOrgMemberDocument, { input: { userId, roles: [] } })), [
+        'input.roles',
+      ]);
       expect(rolesOf((await storedOrg(gw.defaultOrgId))!.state, userId)).toEqual([]);
       const ok = await send(AddOrgMemberDocument, { input: { userId, roles: ['ORG_USER_MANAGER'] } });
       expect(ok.errors, ok.text).toBeUndefined();
@@ -592,7 +684,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       const res = await send(AddHumanUserDocument, { input: { profile, email: { email: `${tag('v')}@example.com`, returnCode: true } } });
       const { userId, emailCode } = res.data!.addHumanUser;
       for (const code of ['', '   ', 'A'.repeat(65)]) {
-        expectInvalid(await untouched(userId, () => send(VerifyEmailDocument, { input: { userId, verificationCode: code } })), ['input.verificationCode']);
+        expectInvalid(await untouched(userId, () => send(VerifyEmailDocument, { input: { userId, verificationCode: code } })), [
+          'input.verificationCode',
+        ]);
       }
       expectInvalid(await send(VerifyEmailDocument, { input: { userId: '  ', verificationCode: emailCode! } }), ['input.userId']);
       const ok = await send(VerifyEmailDocument, { input: { userId, verificationCode: emailCode! } });
@@ -618,7 +712,10 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
           profile: { firstName: E(201), lastName: '\u2003', preferredLanguage: E(11) },
           email: { email: 'a b@example.com', sendCode: { urlTemplate: 'https://x/{{.Foo}}' }, returnCode: true },
           phone: { phone: 'abc', sendCode: true, returnCode: true },
-          metadata: [{ key: '', value: 'dg==' }, { key: 'k', value: '' }],
+          metadata: [
+            { key: '', value: 'dg==' },
+            { key: 'k', value: '' },
+          ],
           password: { password: secret('weak') },
           hashedPassword: { hash: secret('plaintext-hash') },
           idpLinks: [{ idpId: E(201), userId: ' ', userName: E(201) }],
@@ -651,17 +748,37 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
       const userId = await newUser();
       const token = await gw.tokenFor(userId);
       expectInvalid(
-        await untouched(userId, () => send(UpdateMyProfileDocument, { input: { firstName: ' ', lastName: E(201), displayName: '', nickName: E(201), preferredLanguage: E(11) } }, { token })),
+        await untouched(userId, () =>
+          send(
+            UpdateMyProfileDocument,
+            { input: { firstName: ' ', lastName: E(201), displayName: '', nickName: E(201), preferredLanguage: E(11) } },
+            { token },
+          ),
+        ),
         ['input.displayName', 'input.firstName', 'input.lastName', 'input.nickName', 'input.preferredLanguage'],
       );
       expectInvalid(
-        await untouched(userId, () => send(UpdateHumanProfileDocument, { input: { userId, firstName: E(201), lastName: ' ', displayName: '\u00a0', preferredLanguage: E(11) } })),
+        await untouched(userId, () =>
+          send(UpdateHumanProfileDocument, {
+            input: { userId, firstName: E(201), lastName: ' ', displayName: '\u00a0', preferredLanguage: E(11) },
+          }),
+        ),
         ['input.displayName', 'input.firstName', 'input.lastName', 'input.preferredLanguage'],
       );
-      expectInvalid(await send(SetEmailDocument, { input: { userId: ' ', email: 'a@', returnCode: true, isVerified: true } }), ['input.email', 'input.sendCode', 'input.userId']);
-      expectInvalid(await send(UpdateHumanPhoneDocument, { input: { userId: E(201), phone: 'x'.repeat(51) } }), ['input.phone', 'input.userId']);
+      expectInvalid(await send(SetEmailDocument, { input: { userId: ' ', email: 'a@', returnCode: true, isVerified: true } }), [
+        'input.email',
+        'input.sendCode',
+        'input.userId',
+      ]);
+      expectInvalid(await send(UpdateHumanPhoneDocument, { input: { userId: E(201), phone: 'x'.repeat(51) } }), [
+        'input.phone',
+        'input.userId',
+      ]);
       const pw = secret('x'.repeat(73));
-      const err = expectInvalid(await send(SetHumanPasswordDocument, { input: { userId: ' ', password: pw } }), ['input.password', 'input.userId']);
+      const err = expectInvalid(await send(SetHumanPasswordDocument, { input: { userId: ' ', password: pw } }), [
+        'input.password',
+        'input.userId',
+      ]);
       expect(err.message).toContain('must be at most 72 characters');
       expect(err.message).toContain('password policy upper');
     });
@@ -726,7 +843,9 @@ describe('limits and input rules over HTTP (embedded stores)', () => {
     it('a body far beyond any legal input is refused with 413 and creates nothing', async () => {
       // 40 MB: more than the gateway's body limit (src/http/body-limit.ts, about 13.5 MB)
       const input = createInput({ metadata: [{ key: 'huge', value: 'A'.repeat(40_000_000) }] });
-      const res = record(await gw.raw({ query: 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }', variables: { input } }));
+      const res = record(
+        await gw.raw({ query: 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }', variables: { input } }),
+      );
       expect(res.status, res.text.slice(0, 300)).toBe(413);
       expect(res.data ?? null).toBeNull();
       expect(onlyError(res).extensions?.code).toBe('RESOURCE_EXHAUSTED');

@@ -114,11 +114,32 @@ describe('permissions end to end on the embedded stores', () => {
    * every input rule, so that only authentication or permission can stop it.
    */
   const everyOperation = (t: Target): [string, (o: Opts) => Promise<Response<any>>][] => [
-    ['updateMyProfile', (o) => gw.send(UpdateMyProfileDocument, { input: { firstName: 'Mallory', lastName: 'Evil', nickName: 'm', displayName: 'Mallory' } }, o)],
-    ['updateHumanProfile', (o) => gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'Mallory', lastName: 'Evil' } }, o)],
-    ['addHumanUser', (o) => gw.send(AddHumanUserDocument, { input: { userId: t.newUserId, profile, email: { email: `${t.newUserId}@example.com`, isVerified: true } } }, o)],
-    ['setEmail', (o) => gw.send(SetEmailDocument, { input: { userId: t.userId, email: `${unique('evil')}@example.com`, isVerified: true } }, o)],
-    ['updateHumanPhone', (o) => gw.send(UpdateHumanPhoneDocument, { input: { userId: t.userId, phone: '+41 79 999 88 77', isPhoneVerified: true } }, o)],
+    [
+      'updateMyProfile',
+      (o) =>
+        gw.send(UpdateMyProfileDocument, { input: { firstName: 'Mallory', lastName: 'Evil', nickName: 'm', displayName: 'Mallory' } }, o),
+    ],
+    [
+      'updateHumanProfile',
+      (o) => gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'Mallory', lastName: 'Evil' } }, o),
+    ],
+    [
+      'addHumanUser',
+      (o) =>
+        gw.send(
+          AddHumanUserDocument,
+          { input: { userId: t.newUserId, profile, email: { email: `${t.newUserId}@example.com`, isVerified: true } } },
+          o,
+        ),
+    ],
+    [
+      'setEmail',
+      (o) => gw.send(SetEmailDocument, { input: { userId: t.userId, email: `${unique('evil')}@example.com`, isVerified: true } }, o),
+    ],
+    [
+      'updateHumanPhone',
+      (o) => gw.send(UpdateHumanPhoneDocument, { input: { userId: t.userId, phone: '+41 79 999 88 77', isPhoneVerified: true } }, o),
+    ],
     ['setHumanPassword', (o) => gw.send(SetHumanPasswordDocument, { input: { userId: t.userId, password: 'Ev1l!passw0rd' } }, o)],
     ['addOrganization', (o) => gw.send(AddOrganizationDocument, { input: { name: t.orgName } }, o)],
     ['addOrgMember', (o) => gw.send(AddOrgMemberDocument, { input: { userId: t.userId, roles: ['ORG_OWNER'] } }, o)],
@@ -252,10 +273,20 @@ describe('permissions end to end on the embedded stores', () => {
 
     it('UNAUTHENTICATED wins over a missing target or a missing organization', async () => {
       const opts = { token: null };
-      expectError(await gw.send(UpdateHumanProfileDocument, { input: { userId: 'nobody', firstName: 'A', lastName: 'B' } }, opts), 'UNAUTHENTICATED');
+      expectError(
+        await gw.send(UpdateHumanProfileDocument, { input: { userId: 'nobody', firstName: 'A', lastName: 'B' } }, opts),
+        'UNAUTHENTICATED',
+      );
       expectError(await gw.send(SetEmailDocument, { input: { userId: 'nobody', email: 'a@example.com' } }, opts), 'UNAUTHENTICATED');
       expectError(await gw.send(VerifyPhoneDocument, { input: { userId: 'nobody', verificationCode: 'ABCDEF' } }, opts), 'UNAUTHENTICATED');
-      expectError(await gw.send(UpdateHumanPhoneDocument, { input: { userId: target.userId, phone: '+41791112233' } }, { token: null, orgId: 'no-such-org' }), 'UNAUTHENTICATED');
+      expectError(
+        await gw.send(
+          UpdateHumanPhoneDocument,
+          { input: { userId: target.userId, phone: '+41791112233' } },
+          { token: null, orgId: 'no-such-org' },
+        ),
+        'UNAUTHENTICATED',
+      );
     });
 
     it('the target was untouched: its codes still verify and its profile is unchanged', async () => {
@@ -274,13 +305,33 @@ describe('permissions end to end on the embedded stores', () => {
       const token = await gw.tokenFor(plain.userId);
       const target = await newTarget();
       const before = await footprint(target, [plain.userId]);
-      const denied = ['updateHumanProfile', 'addHumanUser', 'setEmail', 'updateHumanPhone', 'setHumanPassword', 'addOrganization', 'addOrgMember', 'verifyEmail', 'verifyPhone'];
+      const denied = [
+        'updateHumanProfile',
+        'addHumanUser',
+        'setEmail',
+        'updateHumanPhone',
+        'setHumanPassword',
+        'addOrganization',
+        'addOrgMember',
+        'verifyEmail',
+        'verifyPhone',
+      ];
       const ops = new Map(everyOperation(target));
       for (const name of denied) expectError(await ops.get(name)!({ token }), 'PERMISSION_DENIED', `plain / ${name}`);
       // setEmail without isVerified is still someone else's email
-      expectError(await gw.send(SetEmailDocument, { input: { userId: target.userId, email: `${unique('x')}@example.com`, returnCode: true } }, { token }), 'PERMISSION_DENIED');
+      expectError(
+        await gw.send(
+          SetEmailDocument,
+          { input: { userId: target.userId, email: `${unique('x')}@example.com`, returnCode: true } },
+          { token },
+        ),
+        'PERMISSION_DENIED',
+      );
       // a plain user granting itself a role
-      expectError(await gw.send(AddOrgMemberDocument, { input: { userId: plain.userId, roles: ['ORG_OWNER'] } }, { token }), 'PERMISSION_DENIED');
+      expectError(
+        await gw.send(AddOrgMemberDocument, { input: { userId: plain.userId, roles: ['ORG_OWNER'] } }, { token }),
+        'PERMISSION_DENIED',
+      );
       expect(await footprint(target, [plain.userId])).toEqual(before);
       // the codes were not consumed by the refused attempts
       expectOk(await gw.send(VerifyEmailDocument, { input: { userId: target.userId, verificationCode: target.emailCode } }));
@@ -292,15 +343,35 @@ describe('permissions end to end on the embedded stores', () => {
       const token = await gw.tokenFor(plain.userId);
       const taken = await addUser();
       // a missing target user, a taken userId, an unknown IDP: all PERMISSION_DENIED for a caller without the role
-      expectError(await gw.send(UpdateHumanProfileDocument, { input: { userId: unique('nobody-'), firstName: 'A', lastName: 'B' } }, { token }), 'PERMISSION_DENIED', 'missing user');
-      expectError(await gw.send(SetHumanPasswordDocument, { input: { userId: unique('nobody-'), password: 'Str0ng!pass' } }, { token }), 'PERMISSION_DENIED', 'missing user');
-      expectError(await gw.send(AddHumanUserDocument, { input: { userId: taken.userId, profile, email: { email: 'a@example.com' } } }, { token }), 'PERMISSION_DENIED', 'taken id');
       expectError(
-        await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'a@example.com' }, idpLinks: [{ idpId: 'no-such-idp', userId: 'x', userName: 'x' }] } }, { token }),
+        await gw.send(UpdateHumanProfileDocument, { input: { userId: unique('nobody-'), firstName: 'A', lastName: 'B' } }, { token }),
+        'PERMISSION_DENIED',
+        'missing user',
+      );
+      expectError(
+        await gw.send(SetHumanPasswordDocument, { input: { userId: unique('nobody-'), password: 'Str0ng!pass' } }, { token }),
+        'PERMISSION_DENIED',
+        'missing user',
+      );
+      expectError(
+        await gw.send(AddHumanUserDocument, { input: { userId: taken.userId, profile, email: { email: 'a@example.com' } } }, { token }),
+        'PERMISSION_DENIED',
+        'taken id',
+      );
+      expectError(
+        await gw.send(
+          AddHumanUserDocument,
+          { input: { profile, email: { email: 'a@example.com' }, idpLinks: [{ idpId: 'no-such-idp', userId: 'x', userName: 'x' }] } },
+          { token },
+        ),
         'PERMISSION_DENIED',
         'unknown idp',
       );
-      expectError(await gw.send(AddOrgMemberDocument, { input: { userId: unique('nobody-'), roles: ['ORG_OWNER'] } }, { token }), 'PERMISSION_DENIED', 'missing member');
+      expectError(
+        await gw.send(AddOrgMemberDocument, { input: { userId: unique('nobody-'), roles: ['ORG_OWNER'] } }, { token }),
+        'PERMISSION_DENIED',
+        'missing member',
+      );
     });
 
     describe('role by role (DESIGN.md section 6)', () => {
@@ -314,14 +385,47 @@ describe('permissions end to end on the embedded stores', () => {
         const t = await newTarget(orgId);
         const before = await footprint(t);
         const runs: [string, () => Promise<Response<any>>, (data: any) => any][] = [
-          ['addHumanUser', () => gw.send(AddHumanUserDocument, { input: { userId: t.newUserId, profile, email: { email: `${t.newUserId}@example.com`, isVerified: true } } }, o), (d) => d.addHumanUser.details],
-          ['verifyEmail', () => gw.send(VerifyEmailDocument, { input: { userId: t.userId, verificationCode: t.emailCode } }, o), (d) => d.verifyEmail.details],
-          ['verifyPhone', () => gw.send(VerifyPhoneDocument, { input: { userId: t.userId, verificationCode: t.phoneCode } }, o), (d) => d.verifyPhone.details],
-          ['updateHumanProfile', () => gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'Changed', lastName: role } }, o), (d) => d.updateHumanProfile.details],
-          ['updateHumanPhone', () => gw.send(UpdateHumanPhoneDocument, { input: { userId: t.userId, phone: '+41 79 555 44 33' } }, o), (d) => d.updateHumanPhone.details],
-          ['setHumanPassword', () => gw.send(SetHumanPasswordDocument, { input: { userId: t.userId, password: 'Str0ng!pass' } }, o), (d) => d.setHumanPassword.details],
+          [
+            'addHumanUser',
+            () =>
+              gw.send(
+                AddHumanUserDocument,
+                { input: { userId: t.newUserId, profile, email: { email: `${t.newUserId}@example.com`, isVerified: true } } },
+                o,
+              ),
+            (d) => d.addHumanUser.details,
+          ],
+          [
+            'verifyEmail',
+            () => gw.send(VerifyEmailDocument, { input: { userId: t.userId, verificationCode: t.emailCode } }, o),
+            (d) => d.verifyEmail.details,
+          ],
+          [
+            'verifyPhone',
+            () => gw.send(VerifyPhoneDocument, { input: { userId: t.userId, verificationCode: t.phoneCode } }, o),
+            (d) => d.verifyPhone.details,
+          ],
+          [
+            'updateHumanProfile',
+            () => gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'Changed', lastName: role } }, o),
+            (d) => d.updateHumanProfile.details,
+          ],
+          [
+            'updateHumanPhone',
+            () => gw.send(UpdateHumanPhoneDocument, { input: { userId: t.userId, phone: '+41 79 555 44 33' } }, o),
+            (d) => d.updateHumanPhone.details,
+          ],
+          [
+            'setHumanPassword',
+            () => gw.send(SetHumanPasswordDocument, { input: { userId: t.userId, password: 'Str0ng!pass' } }, o),
+            (d) => d.setHumanPassword.details,
+          ],
           // user.write may mark an email verified
-          ['setEmail', () => gw.send(SetEmailDocument, { input: { userId: t.userId, email: `${unique('set')}@example.com`, isVerified: true } }, o), (d) => d.setEmail.details],
+          [
+            'setEmail',
+            () => gw.send(SetEmailDocument, { input: { userId: t.userId, email: `${unique('set')}@example.com`, isVerified: true } }, o),
+            (d) => d.setEmail.details,
+          ],
         ];
         for (const [name, run, details] of runs) {
           const res = await run();
@@ -383,11 +487,21 @@ describe('permissions end to end on the embedded stores', () => {
         const newbie = await addUser(orgId);
         const t = await addUser(orgId);
         const newbieToken = await gw.tokenFor(newbie.userId);
-        expectError(await gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'X', lastName: 'Y' } }, { token: newbieToken }), 'PERMISSION_DENIED');
-        expectOk(await gw.send(AddOrgMemberDocument, { input: { userId: newbie.userId, roles: ['ORG_USER_MANAGER'] } }, { token: await gw.tokenFor(owner.userId) }));
-        expectOk(await gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'X', lastName: 'Y' } }, { token: newbieToken }));
+        expectError(
+          await gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'X', lastName: 'Y' } }, { token: newbieToken }),
+          'PERMISSION_DENIED',
+        );
+        expectOk(
+          await gw.send(
+            AddOrgMemberDocument,
+            { input: { userId: newbie.userId, roles: ['ORG_USER_MANAGER'] } },
+            { token: await gw.tokenFor(owner.userId) },
+          ),
+        );
+        expectOk(
+          await gw.send(UpdateHumanProfileDocument, { input: { userId: t.userId, firstName: 'X', lastName: 'Y' } }, { token: newbieToken }),
+        );
       });
-
 
       it('IAM_OWNER may do everything in any organization (with x-service-orgid), and addOrganization', async () => {
         await userWriteOps({ orgId }, true, 'IAM_OWNER');
@@ -420,9 +534,22 @@ describe('permissions end to end on the embedded stores', () => {
     });
 
     const headerOps = (userId: string, tag: string): [string, (o: Opts) => Promise<Response<any>>, (d: any) => any][] => [
-      ['updateHumanProfile', (o) => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Cross', lastName: unique(tag) } }, o), (d) => d.updateHumanProfile.details],
-      ['updateHumanPhone', (o) => gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: `+41 79 ${100 + (seq++ % 800)} 22 33`, isPhoneVerified: true } }, o), (d) => d.updateHumanPhone.details],
-      ['setHumanPassword', (o) => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Cr0ss!pass' } }, o), (d) => d.setHumanPassword.details],
+      [
+        'updateHumanProfile',
+        (o) => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Cross', lastName: unique(tag) } }, o),
+        (d) => d.updateHumanProfile.details,
+      ],
+      [
+        'updateHumanPhone',
+        (o) =>
+          gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: `+41 79 ${100 + (seq++ % 800)} 22 33`, isPhoneVerified: true } }, o),
+        (d) => d.updateHumanPhone.details,
+      ],
+      [
+        'setHumanPassword',
+        (o) => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Cr0ss!pass' } }, o),
+        (d) => d.setHumanPassword.details,
+      ],
     ];
 
     it('with no header an ORG_OWNER acts in its own organization', async () => {
@@ -431,7 +558,9 @@ describe('permissions end to end on the embedded stores', () => {
         expect(d.resourceOwner, name).toBe(orgA);
         expect(d.creationDate, name).not.toBeNull();
       }
-      const created = expectOk(await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('a')}@example.com` } } }, { token: tokenA })).addHumanUser;
+      const created = expectOk(
+        await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('a')}@example.com` } } }, { token: tokenA }),
+      ).addHumanUser;
       expect(created.details.resourceOwner).toBe(orgA);
       expect((await stored(created.userId)).resourceOwner).toBe(orgA);
     });
@@ -461,8 +590,20 @@ describe('permissions end to end on the embedded stores', () => {
         expectError(await run({ token: tokenA, orgId: orgB }), 'PERMISSION_DENIED', `owner A, header B, user of A / ${name}`);
       }
       const newId = unique('never-');
-      expectError(await gw.send(AddHumanUserDocument, { input: { userId: newId, profile, email: { email: 'b@example.com' } } }, { token: tokenA, orgId: orgB }), 'PERMISSION_DENIED', 'addHumanUser header B');
-      expectError(await gw.send(AddOrgMemberDocument, { input: { userId: ownerA.userId, roles: ['ORG_OWNER'] } }, { token: tokenA, orgId: orgB }), 'PERMISSION_DENIED', 'addOrgMember header B');
+      expectError(
+        await gw.send(
+          AddHumanUserDocument,
+          { input: { userId: newId, profile, email: { email: 'b@example.com' } } },
+          { token: tokenA, orgId: orgB },
+        ),
+        'PERMISSION_DENIED',
+        'addHumanUser header B',
+      );
+      expectError(
+        await gw.send(AddOrgMemberDocument, { input: { userId: ownerA.userId, roles: ['ORG_OWNER'] } }, { token: tokenA, orgId: orgB }),
+        'PERMISSION_DENIED',
+        'addOrgMember header B',
+      );
       expectError(await gw.send(UserDocument, { id: userB.userId }, { token: tokenA, orgId: orgB }), 'PERMISSION_DENIED', 'user header B');
       expect(await userSeq(userB.userId)).toBe(beforeB);
       expect(await userSeq(userA.userId)).toBe(beforeA);
@@ -478,22 +619,35 @@ describe('permissions end to end on the embedded stores', () => {
         expect(d.creationDate, name).not.toBeNull();
       }
       expect((await stored(userB.userId)).state.passwordHash).not.toBeNull();
-      const created = expectOk(await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('b')}@example.com` } } }, { orgId: orgB })).addHumanUser;
+      const created = expectOk(
+        await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('b')}@example.com` } } }, { orgId: orgB }),
+      ).addHumanUser;
       expect(created.details.resourceOwner).toBe(orgB);
       expect((await stored(created.userId)).resourceOwner).toBe(orgB);
     });
 
     it('x-service-orgid naming an organization that does not exist: PERMISSION_DENIED (not NOT_FOUND), even for IAM_OWNER', async () => {
       const before = await Promise.all([userA, userB].map((u) => userSeq(u.userId)));
-      for (const [who, token] of [['owner A', () => tokenA], ['admin', () => gw.adminToken]] as const) {
+      for (const [who, token] of [
+        ['owner A', () => tokenA],
+        ['admin', () => gw.adminToken],
+      ] as const) {
         const o = { token: token(), orgId: unique('no-such-org-') };
         for (const userId of [userA.userId, userB.userId, unique('nobody-')]) {
           for (const [name, run] of headerOps(userId, 'ghost')) expectError(await run(o), 'PERMISSION_DENIED', `${who} / ${name}`);
         }
         const newId = unique('never-');
-        expectError(await gw.send(AddHumanUserDocument, { input: { userId: newId, profile, email: { email: 'g@example.com' } } }, o), 'PERMISSION_DENIED', `${who} / addHumanUser`);
+        expectError(
+          await gw.send(AddHumanUserDocument, { input: { userId: newId, profile, email: { email: 'g@example.com' } } }, o),
+          'PERMISSION_DENIED',
+          `${who} / addHumanUser`,
+        );
         expect(await userSeq(newId)).toBeNull();
-        expectError(await gw.send(AddOrgMemberDocument, { input: { userId: userA.userId, roles: ['ORG_OWNER'] } }, o), 'PERMISSION_DENIED', `${who} / addOrgMember`);
+        expectError(
+          await gw.send(AddOrgMemberDocument, { input: { userId: userA.userId, roles: ['ORG_OWNER'] } }, o),
+          'PERMISSION_DENIED',
+          `${who} / addOrgMember`,
+        );
         expect(await orgSeq(o.orgId)).toBeNull();
         expectError(await gw.send(UserDocument, { id: userA.userId }, o), 'PERMISSION_DENIED', `${who} / user`);
       }
@@ -507,7 +661,11 @@ describe('permissions end to end on the embedded stores', () => {
       const add = (organisation: Record<string, string> | undefined, o: Opts) => {
         const userId = unique('org-');
         return gw
-          .send(AddHumanUserDocument, { input: { userId, profile, email: { email: `${userId}@example.com` }, ...(organisation ? { organisation } : {}) } }, o)
+          .send(
+            AddHumanUserDocument,
+            { input: { userId, profile, email: { email: `${userId}@example.com` }, ...(organisation ? { organisation } : {}) } },
+            o,
+          )
           .then((res) => ({ res, userId }));
       };
       const denied = async (organisation: Record<string, string> | undefined, o: Opts, label: string) => {
@@ -542,35 +700,77 @@ describe('permissions end to end on the embedded stores', () => {
       const email = () => `${unique('cross')}@example.com`;
       for (const o of [{ token: tokenA }, { token: tokenA, orgId: orgA }, { token: tokenA, orgId: orgB }] as Opts[]) {
         const label = `owner A, header ${o.orgId ?? 'none'}`;
-        expectError(await gw.send(SetEmailDocument, { input: { userId: target.userId, email: email(), returnCode: true } }, o), 'PERMISSION_DENIED', `${label} / setEmail`);
-        expectError(await gw.send(VerifyEmailDocument, { input: { userId: target.userId, verificationCode: target.emailCode } }, o), 'PERMISSION_DENIED', `${label} / verifyEmail`);
-        expectError(await gw.send(VerifyPhoneDocument, { input: { userId: target.userId, verificationCode: target.phoneCode } }, o), 'PERMISSION_DENIED', `${label} / verifyPhone`);
+        expectError(
+          await gw.send(SetEmailDocument, { input: { userId: target.userId, email: email(), returnCode: true } }, o),
+          'PERMISSION_DENIED',
+          `${label} / setEmail`,
+        );
+        expectError(
+          await gw.send(VerifyEmailDocument, { input: { userId: target.userId, verificationCode: target.emailCode } }, o),
+          'PERMISSION_DENIED',
+          `${label} / verifyEmail`,
+        );
+        expectError(
+          await gw.send(VerifyPhoneDocument, { input: { userId: target.userId, verificationCode: target.phoneCode } }, o),
+          'PERMISSION_DENIED',
+          `${label} / verifyPhone`,
+        );
       }
       expect(await userSeq(target.userId)).toBe(before);
 
       for (const o of [{ token: tokenA }, {}] as Opts[]) {
         const nobody = unique('nobody-');
         expectError(await gw.send(SetEmailDocument, { input: { userId: nobody, email: email() } }, o), 'NOT_FOUND', 'setEmail nobody');
-        expectError(await gw.send(VerifyEmailDocument, { input: { userId: nobody, verificationCode: 'ABC123' } }, o), 'NOT_FOUND', 'verifyEmail nobody');
-        expectError(await gw.send(VerifyPhoneDocument, { input: { userId: nobody, verificationCode: 'ABC123' } }, o), 'NOT_FOUND', 'verifyPhone nobody');
+        expectError(
+          await gw.send(VerifyEmailDocument, { input: { userId: nobody, verificationCode: 'ABC123' } }, o),
+          'NOT_FOUND',
+          'verifyEmail nobody',
+        );
+        expectError(
+          await gw.send(VerifyPhoneDocument, { input: { userId: nobody, verificationCode: 'ABC123' } }, o),
+          'NOT_FOUND',
+          'verifyPhone nobody',
+        );
       }
 
       // The user's own organization decides, whatever the header says.
       const own = await addUser(orgA);
       const o = { token: tokenA, orgId: orgB };
-      expect(expectOk(await gw.send(VerifyEmailDocument, { input: { userId: own.userId, verificationCode: own.emailCode } }, o)).verifyEmail.details.resourceOwner).toBe(orgA);
-      expect(expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: own.userId, verificationCode: own.phoneCode } }, o)).verifyPhone.details.resourceOwner).toBe(orgA);
-      expect(expectOk(await gw.send(SetEmailDocument, { input: { userId: own.userId, email: email(), isVerified: true } }, o)).setEmail.details.resourceOwner).toBe(orgA);
+      expect(
+        expectOk(await gw.send(VerifyEmailDocument, { input: { userId: own.userId, verificationCode: own.emailCode } }, o)).verifyEmail
+          .details.resourceOwner,
+      ).toBe(orgA);
+      expect(
+        expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: own.userId, verificationCode: own.phoneCode } }, o)).verifyPhone
+          .details.resourceOwner,
+      ).toBe(orgA);
+      expect(
+        expectOk(await gw.send(SetEmailDocument, { input: { userId: own.userId, email: email(), isVerified: true } }, o)).setEmail.details
+          .resourceOwner,
+      ).toBe(orgA);
 
       // The administrator reaches the user of B with no header; the refused attempts left the codes valid.
-      expect(expectOk(await gw.send(VerifyEmailDocument, { input: { userId: target.userId, verificationCode: target.emailCode } })).verifyEmail.details.resourceOwner).toBe(orgB);
-      expect(expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: target.userId, verificationCode: target.phoneCode } })).verifyPhone.details.resourceOwner).toBe(orgB);
-      expect(expectOk(await gw.send(SetEmailDocument, { input: { userId: target.userId, email: email(), returnCode: true } })).setEmail.details.resourceOwner).toBe(orgB);
+      expect(
+        expectOk(await gw.send(VerifyEmailDocument, { input: { userId: target.userId, verificationCode: target.emailCode } })).verifyEmail
+          .details.resourceOwner,
+      ).toBe(orgB);
+      expect(
+        expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: target.userId, verificationCode: target.phoneCode } })).verifyPhone
+          .details.resourceOwner,
+      ).toBe(orgB);
+      expect(
+        expectOk(await gw.send(SetEmailDocument, { input: { userId: target.userId, email: email(), returnCode: true } })).setEmail.details
+          .resourceOwner,
+      ).toBe(orgB);
     });
 
     it('addOrgMember acts in the acting organization only', async () => {
       const someone = await addUser(orgA);
-      const res = await gw.send(AddOrgMemberDocument, { input: { userId: someone.userId, roles: ['ORG_USER_MANAGER'] } }, { token: tokenA });
+      const res = await gw.send(
+        AddOrgMemberDocument,
+        { input: { userId: someone.userId, roles: ['ORG_USER_MANAGER'] } },
+        { token: tokenA },
+      );
       expect(expectOk(res).addOrgMember.details.resourceOwner).toBe(orgA);
       expect(rolesOf((await store().load<Org>('org', orgA))!.state, someone.userId)).toEqual(['ORG_USER_MANAGER']);
       expect(rolesOf((await store().load<Org>('org', orgB))!.state, someone.userId)).toEqual([]);
@@ -595,7 +795,9 @@ describe('permissions end to end on the embedded stores', () => {
       // a header naming another organization does not redirect it: still the caller, still nobody else
       const orgC = await addOrg();
       const again = { ...input, firstName: 'Still' };
-      expect(expectOk(await gw.send(UpdateMyProfileDocument, { input: again }, { token, orgId: orgC })).updateMyProfile.details.resourceOwner).toBe(gw.defaultOrgId);
+      expect(
+        expectOk(await gw.send(UpdateMyProfileDocument, { input: again }, { token, orgId: orgC })).updateMyProfile.details.resourceOwner,
+      ).toBe(gw.defaultOrgId);
       expect((await stored(plain.userId)).state.profile.firstName).toBe('Still');
       expect(await userSeq(other.userId)).toBe(before.other);
     });
@@ -603,7 +805,10 @@ describe('permissions end to end on the embedded stores', () => {
     it('a plain user may change its own email and verify its own codes, but neither mark the email verified nor take its code', async () => {
       const plain = await addUser();
       const token = await gw.tokenFor(plain.userId);
-      expect(expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: plain.userId, verificationCode: plain.phoneCode } }, { token })).verifyPhone.details.resourceOwner).toBe(gw.defaultOrgId);
+      expect(
+        expectOk(await gw.send(VerifyPhoneDocument, { input: { userId: plain.userId, verificationCode: plain.phoneCode } }, { token }))
+          .verifyPhone.details.resourceOwner,
+      ).toBe(gw.defaultOrgId);
       expect((await stored(plain.userId)).state.phone?.isVerified).toBe(true);
       expectOk(await gw.send(VerifyEmailDocument, { input: { userId: plain.userId, verificationCode: plain.emailCode } }, { token }));
       expect((await stored(plain.userId)).state.email.isVerified).toBe(true);
@@ -616,8 +821,24 @@ describe('permissions end to end on the embedded stores', () => {
 
       // Either would verify an address without proving the mailbox.
       const before = await userSeq(plain.userId);
-      expectError(await gw.send(SetEmailDocument, { input: { userId: plain.userId, email: `${unique('mine')}@example.com`, isVerified: true } }, { token }), 'PERMISSION_DENIED', 'self isVerified');
-      expectError(await gw.send(SetEmailDocument, { input: { userId: plain.userId, email: `${unique('mine')}@example.com`, returnCode: true } }, { token }), 'PERMISSION_DENIED', 'self returnCode');
+      expectError(
+        await gw.send(
+          SetEmailDocument,
+          { input: { userId: plain.userId, email: `${unique('mine')}@example.com`, isVerified: true } },
+          { token },
+        ),
+        'PERMISSION_DENIED',
+        'self isVerified',
+      );
+      expectError(
+        await gw.send(
+          SetEmailDocument,
+          { input: { userId: plain.userId, email: `${unique('mine')}@example.com`, returnCode: true } },
+          { token },
+        ),
+        'PERMISSION_DENIED',
+        'self returnCode',
+      );
       expect(await userSeq(plain.userId)).toBe(before);
       expect((await stored(plain.userId)).state.email).toEqual({ email: newEmail, isVerified: false });
     });
@@ -626,9 +847,25 @@ describe('permissions end to end on the embedded stores', () => {
       const plain = await addUser();
       const token = await gw.tokenFor(plain.userId);
       const before = await userSeq(plain.userId);
-      expectError(await gw.send(UpdateHumanProfileDocument, { input: { userId: plain.userId, firstName: 'A', lastName: 'B' } }, { token }), 'PERMISSION_DENIED', 'updateHumanProfile self');
-      expectError(await gw.send(UpdateHumanPhoneDocument, { input: { userId: plain.userId, phone: '+41791112233', isPhoneVerified: true } }, { token }), 'PERMISSION_DENIED', 'updateHumanPhone self');
-      expectError(await gw.send(SetHumanPasswordDocument, { input: { userId: plain.userId, password: 'Str0ng!pass' } }, { token }), 'PERMISSION_DENIED', 'setHumanPassword self');
+      expectError(
+        await gw.send(UpdateHumanProfileDocument, { input: { userId: plain.userId, firstName: 'A', lastName: 'B' } }, { token }),
+        'PERMISSION_DENIED',
+        'updateHumanProfile self',
+      );
+      expectError(
+        await gw.send(
+          UpdateHumanPhoneDocument,
+          { input: { userId: plain.userId, phone: '+41791112233', isPhoneVerified: true } },
+          { token },
+        ),
+        'PERMISSION_DENIED',
+        'updateHumanPhone self',
+      );
+      expectError(
+        await gw.send(SetHumanPasswordDocument, { input: { userId: plain.userId, password: 'Str0ng!pass' } }, { token }),
+        'PERMISSION_DENIED',
+        'setHumanPassword self',
+      );
       expect(await userSeq(plain.userId)).toBe(before);
     });
 
@@ -659,23 +896,29 @@ describe('permissions end to end on the embedded stores', () => {
       expect(expectOk(await gw.send(MeDocument, {}, { token })).me.id).toBe(plain.userId);
     });
 
-    it.each(['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_USER_VIEWER'])('a member holding %s (user.read) reads the users of its organization', async (role) => {
-      const member = await addUser(orgId);
-      await grant(orgId, member.userId, [role]);
-      const token = await gw.tokenFor(member.userId);
-      const user = expectOk(await gw.send(UserDocument, { id: colleague.userId }, { token })).user;
-      expect(user?.id).toBe(colleague.userId);
-      expect(user?.resourceOwner).toBe(orgId);
-    });
+    it.each(['ORG_OWNER', 'ORG_USER_MANAGER', 'ORG_USER_VIEWER'])(
+      'a member holding %s (user.read) reads the users of its organization',
+      async (role) => {
+        const member = await addUser(orgId);
+        await grant(orgId, member.userId, [role]);
+        const token = await gw.tokenFor(member.userId);
+        const user = expectOk(await gw.send(UserDocument, { id: colleague.userId }, { token })).user;
+        expect(user?.id).toBe(colleague.userId);
+        expect(user?.resourceOwner).toBe(orgId);
+      },
+    );
 
-    it.each(['ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'])('a member holding %s (no user.read) reads no other user: PERMISSION_DENIED, as for an unknown id', async (role) => {
-      const member = await addUser(orgId);
-      await grant(orgId, member.userId, [role]);
-      const token = await gw.tokenFor(member.userId);
-      expectError(await gw.send(UserDocument, { id: colleague.userId }, { token }), 'PERMISSION_DENIED', `${role} reads colleague`);
-      expectError(await gw.send(UserDocument, { id: unique('nobody-') }, { token }), 'PERMISSION_DENIED', `${role} reads unknown`);
-      expect(expectOk(await gw.send(UserDocument, { id: member.userId }, { token })).user?.id).toBe(member.userId);
-    });
+    it.each(['ORG_SETTINGS_MANAGER', 'ORG_PROJECT_CREATOR'])(
+      'a member holding %s (no user.read) reads no other user: PERMISSION_DENIED, as for an unknown id',
+      async (role) => {
+        const member = await addUser(orgId);
+        await grant(orgId, member.userId, [role]);
+        const token = await gw.tokenFor(member.userId);
+        expectError(await gw.send(UserDocument, { id: colleague.userId }, { token }), 'PERMISSION_DENIED', `${role} reads colleague`);
+        expectError(await gw.send(UserDocument, { id: unique('nobody-') }, { token }), 'PERMISSION_DENIED', `${role} reads unknown`);
+        expect(expectOk(await gw.send(UserDocument, { id: member.userId }, { token })).user?.id).toBe(member.userId);
+      },
+    );
 
     it('a user of another organization, or of none, is null', async () => {
       const owner = await addUser(orgId);
@@ -703,14 +946,28 @@ describe('permissions end to end on the embedded stores', () => {
       expect(unauth.extensions!.details).toEqual([]);
       expectError(await gw.send(AddOrganizationDocument, { input: { name: unique('X ') } }, { token: plainToken }), 'PERMISSION_DENIED');
       expectError(await gw.send(SetHumanPasswordDocument, { input: { userId: unique('nobody-'), password: 'Str0ng!pass' } }), 'NOT_FOUND');
-      expectError(await gw.send(AddHumanUserDocument, { input: { userId: u.userId, profile, email: { email: 'dup@example.com' } } }), 'ALREADY_EXISTS');
+      expectError(
+        await gw.send(AddHumanUserDocument, { input: { userId: u.userId, profile, email: { email: 'dup@example.com' } } }),
+        'ALREADY_EXISTS',
+      );
       const p = { userId: u.userId, firstName: 'Same', lastName: 'Profile' };
       expectOk(await gw.send(UpdateHumanProfileDocument, { input: p }));
       expectError(await gw.send(UpdateHumanProfileDocument, { input: p }), 'FAILED_PRECONDITION');
-      const bad = expectError(await gw.send(UpdateHumanPhoneDocument, { input: { userId: u.userId, phone: 'not a phone' } }), 'INVALID_ARGUMENT');
+      const bad = expectError(
+        await gw.send(UpdateHumanPhoneDocument, { input: { userId: u.userId, phone: 'not a phone' } }),
+        'INVALID_ARGUMENT',
+      );
       const violations = bad.extensions!.details!.flatMap((d: any) => d.fieldViolations ?? []).map((v: any) => v.field);
-      expect(violations.some((f: string) => f.endsWith('phone')), JSON.stringify(bad)).toBe(true);
-      const wrongCode = expectError(await gw.send(VerifyEmailDocument, { input: { userId: u.userId, verificationCode: u.emailCode === 'ZZZZZZ' ? 'YYYYYY' : 'ZZZZZZ' } }), 'INVALID_ARGUMENT');
+      expect(
+        violations.some((f: string) => f.endsWith('phone')),
+        JSON.stringify(bad),
+      ).toBe(true);
+      const wrongCode = expectError(
+        await gw.send(VerifyEmailDocument, {
+          input: { userId: u.userId, verificationCode: u.emailCode === 'ZZZZZZ' ? 'YYYYYY' : 'ZZZZZZ' },
+        }),
+        'INVALID_ARGUMENT',
+      );
       expect(wrongCode.extensions!.details![0]['@type']).toContain('BadRequest');
     });
 
@@ -726,10 +983,25 @@ describe('permissions end to end on the embedded stores', () => {
   describe('7. no escalation through another account (DESIGN.md section 6)', () => {
     /** The operations that change another user, aimed at `userId`, each with an input every rule accepts. */
     const changes = (userId: string, orgId?: string): [string, (token: string) => Promise<Response<any>>][] => [
-      ['setHumanPassword', (token) => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Takeover-1!', noChangeRequired: true } }, { token, orgId })],
-      ['setEmail', (token) => gw.send(SetEmailDocument, { input: { userId, email: `${unique('mallory')}@example.com`, isVerified: true } }, { token })],
-      ['updateHumanPhone', (token) => gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41 79 666 66 66', isPhoneVerified: true } }, { token, orgId })],
-      ['updateHumanProfile', (token) => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Mallory', lastName: unique('Evil') } }, { token, orgId })],
+      [
+        'setHumanPassword',
+        (token) =>
+          gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Takeover-1!', noChangeRequired: true } }, { token, orgId }),
+      ],
+      [
+        'setEmail',
+        (token) => gw.send(SetEmailDocument, { input: { userId, email: `${unique('mallory')}@example.com`, isVerified: true } }, { token }),
+      ],
+      [
+        'updateHumanPhone',
+        (token) =>
+          gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41 79 666 66 66', isPhoneVerified: true } }, { token, orgId }),
+      ],
+      [
+        'updateHumanProfile',
+        (token) =>
+          gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Mallory', lastName: unique('Evil') } }, { token, orgId }),
+      ],
       ['registerU2F', (token) => gw.send(RegisterU2FDocument, { input: { userId } }, { token })],
     ];
     const managerOf = async (orgId: string, roles = ['ORG_USER_MANAGER']) => {
@@ -746,7 +1018,12 @@ describe('permissions end to end on the embedded stores', () => {
       expect(after.state).toEqual(before.state);
     }
     /** user.credential.write (registerU2F) belongs to owners, not to user managers. */
-    async function allowed(target: string, token: string, label: string, { credentials = true, orgId = undefined as string | undefined } = {}) {
+    async function allowed(
+      target: string,
+      token: string,
+      label: string,
+      { credentials = true, orgId = undefined as string | undefined } = {},
+    ) {
       for (const [name, run] of changes(target, orgId)) {
         if (name === 'registerU2F' && !credentials) continue;
         expectOk(await run(token), `${label}: ${name}`);
@@ -780,10 +1057,21 @@ describe('permissions end to end on the embedded stores', () => {
       const owner = await managerOf(orgA, ['ORG_OWNER']);
       await allowed((await addUser(orgA)).userId, manager.token, 'user manager on a plain user', { credentials: false });
       await allowed((await managerOf(orgA)).userId, manager.token, 'user manager on a user manager', { credentials: false });
-      await allowed((await managerOf(orgA, ['ORG_SETTINGS_MANAGER', 'ORG_USER_MANAGER'])).userId, owner.token, 'owner on a settings manager');
+      await allowed(
+        (await managerOf(orgA, ['ORG_SETTINGS_MANAGER', 'ORG_USER_MANAGER'])).userId,
+        owner.token,
+        'owner on a settings manager',
+      );
       await allowed(owner.userId, gw.adminToken, 'IAM_OWNER on an owner', { orgId: orgA });
       // a user can still change itself whatever it holds
-      expectOk(await gw.send(SetEmailDocument, { input: { userId: owner.userId, email: `${unique('self')}@example.com`, returnCode: true } }, { token: owner.token }), 'self');
+      expectOk(
+        await gw.send(
+          SetEmailDocument,
+          { input: { userId: owner.userId, email: `${unique('self')}@example.com`, returnCode: true } },
+          { token: owner.token },
+        ),
+        'self',
+      );
     });
 
     it('granting a role is recorded on the user before the grant, and a grant that changes nothing writes nothing', async () => {
@@ -792,7 +1080,10 @@ describe('permissions end to end on the embedded stores', () => {
       await grant(orgA, someone.userId, ['ORG_USER_MANAGER']);
       expect((await stored(someone.userId)).state.memberOf).toEqual([orgA]);
       const before = { user: await userSeq(someone.userId), org: await orgSeq(orgA) };
-      expectError(await gw.send(AddOrgMemberDocument, { input: { userId: someone.userId, roles: ['ORG_USER_MANAGER'] } }, { orgId: orgA }), 'FAILED_PRECONDITION');
+      expectError(
+        await gw.send(AddOrgMemberDocument, { input: { userId: someone.userId, roles: ['ORG_USER_MANAGER'] } }, { orgId: orgA }),
+        'FAILED_PRECONDITION',
+      );
       expect({ user: await userSeq(someone.userId), org: await orgSeq(orgA) }).toEqual(before);
     });
   });

@@ -1,7 +1,13 @@
 // resendEmailCode / resendPhoneCode end to end, with a real SMTP server:
 // a fresh code voids the old one, the per-user limit, who may resend.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, ResendEmailCodeDocument, ResendPhoneCodeDocument, UserDocument, VerifyEmailDocument } from './generated/operations.ts';
+import {
+  AddHumanUserDocument,
+  ResendEmailCodeDocument,
+  ResendPhoneCodeDocument,
+  UserDocument,
+  VerifyEmailDocument,
+} from './generated/operations.ts';
 import { onlyError, startGateway, violatedFields, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { codeIn, startSmtp, until, type SmtpCatcher } from './support/smtp.ts';
@@ -114,7 +120,9 @@ function resendSuite(name: string, env: () => Record<string, string>) {
       expect(onlyError(anonymous).extensions?.code).toBe('UNAUTHENTICATED');
       const missing = await gw.send(ResendEmailCodeDocument, { input: { userId: 'no-such-user' } });
       expect(onlyError(missing).extensions?.code).toBe('NOT_FOUND');
-      const bad = await gw.send(ResendEmailCodeDocument, { input: { userId: victim.userId, urlTemplate: 'https://x.example/{{.Secret}}' } });
+      const bad = await gw.send(ResendEmailCodeDocument, {
+        input: { userId: victim.userId, urlTemplate: 'https://x.example/{{.Secret}}' },
+      });
       expect(onlyError(bad).extensions?.code).toBe('INVALID_ARGUMENT');
       expect(violatedFields(onlyError(bad))).toEqual(['input.urlTemplate']);
       expect(mailsTo(victim.email)).toEqual([]);
@@ -137,5 +145,9 @@ function resendSuite(name: string, env: () => Record<string, string>) {
 
 resendSuite('resending codes (embedded stores: memory limit, in-process queue)', () => ({}));
 describeWith('redis', 'resending codes with Redis', (url) => {
-  resendSuite('the same suite (limit and queue in Redis)', () => ({ REDIS_URL: url, CODE_HMAC_KEY: 'resend-key', DELIVERY_KEY_PREFIX: `${unique('rs')}:` }));
+  resendSuite('the same suite (limit and queue in Redis)', () => ({
+    REDIS_URL: url,
+    CODE_HMAC_KEY: 'resend-key',
+    DELIVERY_KEY_PREFIX: `${unique('rs')}:`,
+  }));
 });

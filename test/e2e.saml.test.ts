@@ -120,7 +120,11 @@ function samlSuite(name: string, env: () => Record<string, string>) {
     /** A user of `orgId` holding `roles` there (none: a plain user), with a token. */
     const userWith = async (roles: string[], orgId = gw.defaultOrgId) => {
       const res = await gw.send(AddHumanUserDocument, {
-        input: { organisation: { orgId }, profile: { firstName: 'Sam', lastName: 'L' }, email: { email: `${unique('saml')}@example.com`, isVerified: true } },
+        input: {
+          organisation: { orgId },
+          profile: { firstName: 'Sam', lastName: 'L' },
+          email: { email: `${unique('saml')}@example.com`, isVerified: true },
+        },
       });
       const userId = res.data!.addHumanUser.userId;
       if (roles.length) {
@@ -188,7 +192,9 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       const state = await stored(projectId);
       expect(state.state.apps.every((a) => !('metadataXml' in a))).toBe(true);
       const events = await gw.gateway.deps.store.events('project', projectId);
-      expect(events.filter((e) => e.type === projectEvents.samlAppAdded).map((e) => (e.payload as SAMLAppAdded).metadataXml)).toEqual(cases.map(([file]) => b64(fixture(file))));
+      expect(events.filter((e) => e.type === projectEvents.samlAppAdded).map((e) => (e.payload as SAMLAppAdded).metadataXml)).toEqual(
+        cases.map(([file]) => b64(fixture(file))),
+      );
     });
 
     it('addSAMLApp refuses an EntitiesDescriptor, a DOCTYPE, billion laughs and an external entity: INVALID_ARGUMENT, nothing written', async () => {
@@ -276,7 +282,10 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       const third = await addProject({ orgId });
       const entityId = unique('https://dup.example.com/sp/');
       expect((await addApp({ projectId: first.projectId, metadataXml: b64(spMetadata(entityId)) })).errors).toBeUndefined();
-      for (const [projectId, opts] of [[second.projectId, {}], [third.projectId, { orgId }]] as const) {
+      for (const [projectId, opts] of [
+        [second.projectId, {}],
+        [third.projectId, { orgId }],
+      ] as const) {
         const res = await addApp({ projectId, metadataXml: b64(spMetadata(entityId)) }, opts);
         expect(codeOf(res)).toBe('ALREADY_EXISTS');
         expect(res.status).toBe(409);
@@ -296,19 +305,21 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       }
       expect(meta.connections).toBe(fetchesBefore);
       expect((await stored(projectId)).sequence).toBe(2);
-      expect((await addApp({ projectId: other.projectId, name: 'wiki sp', metadataXml: b64(spMetadata(unique('urn:wiki:'))) })).errors).toBeUndefined();
+      expect(
+        (await addApp({ projectId: other.projectId, name: 'wiki sp', metadataXml: b64(spMetadata(unique('urn:wiki:'))) })).errors,
+      ).toBeUndefined();
     });
 
     it('concurrent adds: one entityID goes to one app; one name to one app, and the loser leaves no claim behind', async () => {
       const [a, b] = [await addProject(), await addProject()];
       const entityId = unique('https://race.example.com/');
-      const race = await Promise.all(
-        [a, b].map((p) => addApp({ projectId: p.projectId, metadataXml: b64(spMetadata(entityId)) })),
-      );
+      const race = await Promise.all([a, b].map((p) => addApp({ projectId: p.projectId, metadataXml: b64(spMetadata(entityId)) })));
       expect(race.map((r) => (r.errors ? codeOf(r) : 'OK')).sort()).toEqual(['ALREADY_EXISTS', 'OK']);
 
       const losers = [unique('urn:race:'), unique('urn:race:')];
-      const sameName = await Promise.all(losers.map((e) => addApp({ projectId: a.projectId, name: 'Race', metadataXml: b64(spMetadata(e)) })));
+      const sameName = await Promise.all(
+        losers.map((e) => addApp({ projectId: a.projectId, name: 'Race', metadataXml: b64(spMetadata(e)) })),
+      );
       expect(sameName.map((r) => (r.errors ? codeOf(r) : 'OK')).sort()).toEqual(['ALREADY_EXISTS', 'OK']);
       const lost = losers[sameName.findIndex((r) => r.errors)]!;
       expect((await addApp({ projectId: b.projectId, metadataXml: b64(spMetadata(lost)) })).errors).toBeUndefined();
@@ -352,7 +363,9 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         const [, appAdded] = await open.gateway.deps.store.events('project', projectId);
         expect(Buffer.from((appAdded!.payload as SAMLAppAdded).metadataXml, 'base64').toString()).toBe(doc);
 
-        const missing = await open.send(AddSAMLAppDocument, { input: { projectId, name: 'Missing', metadataUrl: meta.url('/missing.xml') } });
+        const missing = await open.send(AddSAMLAppDocument, {
+          input: { projectId, name: 'Missing', metadataUrl: meta.url('/missing.xml') },
+        });
         expect(codeOf(missing)).toBe('INVALID_ARGUMENT');
         expect(onlyError(missing).message).toMatch(/HTTP 404/);
         meta.serve('/big.xml', doc + ' '.repeat(8192));

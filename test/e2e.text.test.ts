@@ -71,7 +71,12 @@ function textSuite(name: string, env: () => Record<string, string>) {
         'input.sendCode.urlTemplate',
         /well-formed/,
       );
-      await refused(UpdateHumanProfileDocument, { input: profileWith({ userId: `${userId}${LONE_HIGH}` }) as any }, 'input.userId', /well-formed/);
+      await refused(
+        UpdateHumanProfileDocument,
+        { input: profileWith({ userId: `${userId}${LONE_HIGH}` }) as any },
+        'input.userId',
+        /well-formed/,
+      );
       const email = `${unique('n')}@example.com`;
       await refused(
         AddHumanUserDocument,
@@ -100,11 +105,25 @@ function textSuite(name: string, env: () => Record<string, string>) {
       ['a line separator', '\u2028'],
       ['a bidi override', '\u202E'],
     ])('%s is refused in names, usernames and emails', async (_label, control) => {
-      await refused(UpdateHumanProfileDocument, { input: profileWith({ firstName: `A${control}da` }) as any }, 'input.firstName', /control characters/);
-      await refused(UpdateMyProfileDocument, { input: { firstName: 'A', lastName: 'B', displayName: `D${control}`, nickName: 'n' } }, 'input.displayName', /control/);
+      await refused(
+        UpdateHumanProfileDocument,
+        { input: profileWith({ firstName: `A${control}da` }) as any },
+        'input.firstName',
+        /control characters/,
+      );
+      await refused(
+        UpdateMyProfileDocument,
+        { input: { firstName: 'A', lastName: 'B', displayName: `D${control}`, nickName: 'n' } },
+        'input.displayName',
+        /control/,
+      );
       await refused(SetEmailDocument, { input: { userId, email: `a${control}b@example.com` } }, 'input.email', /valid email/);
       const res = await gw.send(AddHumanUserDocument, {
-        input: { username: `u${control}${unique('x')}`, profile: { firstName: 'A', lastName: 'B' }, email: { email: `${unique('c')}@example.com`, isVerified: true } },
+        input: {
+          username: `u${control}${unique('x')}`,
+          profile: { firstName: 'A', lastName: 'B' },
+          email: { email: `${unique('c')}@example.com`, isVerified: true },
+        },
       });
       expect(violatedFields(onlyError(res))).toEqual(['input.username']);
       const org = await gw.send(AddOrganizationDocument, { input: { name: `Org${control}${unique('o')}` } });

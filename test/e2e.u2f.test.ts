@@ -81,8 +81,18 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       const { u2fId, publicKeyCredentialCreationOptions: options, details } = res.data.registerU2F;
       return { u2fId, options: options as any, details };
     };
-    const verify = (userId: string, u2fId: string, publicKeyCredential: Record<string, unknown>, tokenName = 'YubiKey', opts: { token?: string | null; on?: TestGateway } = {}) =>
-      (opts.on ?? gw).send(VerifyU2FRegistrationDocument, { input: { userId, u2fId, publicKeyCredential, tokenName } }, { token: opts.token });
+    const verify = (
+      userId: string,
+      u2fId: string,
+      publicKeyCredential: Record<string, unknown>,
+      tokenName = 'YubiKey',
+      opts: { token?: string | null; on?: TestGateway } = {},
+    ) =>
+      (opts.on ?? gw).send(
+        VerifyU2FRegistrationDocument,
+        { input: { userId, u2fId, publicKeyCredential, tokenName } },
+        { token: opts.token },
+      );
     const credentialFor = (options: any, extra: Partial<CreateOptions> = {}) =>
       authenticator.create({ challenge: options.challenge, origin: ORIGIN, rpId: options.rp.id, ...extra });
     const tokensOf = async (userId: string) => (await gw.send(UserU2FTokensDocument, { id: userId })).data!.user!.u2fTokens;
@@ -156,17 +166,29 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
     });
 
     const brokenCredentials: [string, (options: any) => Record<string, unknown>, RegExp][] = [
-      ['a wrong challenge', (o) => credentialFor(o, { challenge: Buffer.from('not the challenge').toString('base64url') }).response as any, /challenge/],
+      [
+        'a wrong challenge',
+        (o) => credentialFor(o, { challenge: Buffer.from('not the challenge').toString('base64url') }).response as any,
+        /challenge/,
+      ],
       ['a wrong origin', (o) => credentialFor(o, { origin: 'https://evil.example' }).response as any, /origin/],
       ['a wrong rp id', (o) => credentialFor(o, { rpId: 'evil.example' }).response as any, /relying-party id/],
       ['a tampered signature', (o) => credentialFor(o, { fmt: 'packed', tamperSignature: true }).response as any, /signature/],
       ['an assertion instead of a registration', (o) => credentialFor(o, { type: 'webauthn.get' }).response as any, /registration/],
       ['an empty object padded to 55 chars', () => paddedTo({}, 55), /parsed/],
-      ['garbage fields', () => ({ id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: '!!!', attestationObject: 42 } }), /parsed/],
-      ['an undecodable attestation object', (o) => {
-        const r = credentialFor(o).response as any;
-        return { ...r, response: { ...r.response, attestationObject: Buffer.from('not cbor at all').toString('base64url') } };
-      }, /parsed/],
+      [
+        'garbage fields',
+        () => ({ id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: '!!!', attestationObject: 42 } }),
+        /parsed/,
+      ],
+      [
+        'an undecodable attestation object',
+        (o) => {
+          const r = credentialFor(o).response as any;
+          return { ...r, response: { ...r.response, attestationObject: Buffer.from('not cbor at all').toString('base64url') } };
+        },
+        /parsed/,
+      ],
     ];
     for (const [what, make, description] of brokenCredentials) {
       it(`a credential with ${what} is INVALID_ARGUMENT, names the credential, and writes nothing`, async () => {
@@ -188,7 +210,12 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       const { u2fId, options } = await registered(userId, { on: shortLived });
       expect(options.timeout).toBe(SHORT_TTL_S * 1000);
       await new Promise((r) => setTimeout(r, SHORT_TTL_S * 1000 + 300));
-      const error = await expectRefused(userId, verify(userId, u2fId, credentialFor(options).response as any, 'late', { on: shortLived }), 'INVALID_ARGUMENT', shortLived);
+      const error = await expectRefused(
+        userId,
+        verify(userId, u2fId, credentialFor(options).response as any, 'late', { on: shortLived }),
+        'INVALID_ARGUMENT',
+        shortLived,
+      );
       expect(violatedFields(error)).toEqual([CREDENTIAL]);
       expect(error.message).toMatch(/expired/);
       // a new registration drops the expired pending token and works
@@ -199,7 +226,7 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       expect(ok.errors).toBeUndefined();
     });
 
-    it('an unknown u2fId and another user\'s u2fId are NOT_FOUND; verifying twice is FAILED_PRECONDITION', async () => {
+    it("an unknown u2fId and another user's u2fId are NOT_FOUND; verifying twice is FAILED_PRECONDITION", async () => {
       const userId = await addUser();
       const other = await addUser();
       const mine = await registered(userId);
@@ -275,8 +302,16 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       const sub = await registered(userId, { domain: 'id.localhost' });
       expect(sub.options.rp.id).toBe('id.localhost');
       // the token is bound to its rp id: a credential for the configured one, or from an origin outside it, fails
-      await expectRefused(userId, verify(userId, sub.u2fId, credentialFor(sub.options, { rpId: 'localhost', origin: SUB_ORIGIN }).response as any), 'INVALID_ARGUMENT');
-      await expectRefused(userId, verify(userId, sub.u2fId, credentialFor(sub.options, { origin: ORIGIN }).response as any), 'INVALID_ARGUMENT');
+      await expectRefused(
+        userId,
+        verify(userId, sub.u2fId, credentialFor(sub.options, { rpId: 'localhost', origin: SUB_ORIGIN }).response as any),
+        'INVALID_ARGUMENT',
+      );
+      await expectRefused(
+        userId,
+        verify(userId, sub.u2fId, credentialFor(sub.options, { origin: ORIGIN }).response as any),
+        'INVALID_ARGUMENT',
+      );
       const ok = await verify(userId, sub.u2fId, credentialFor(sub.options, { origin: SUB_ORIGIN }).response as any, 'sub');
       expect(ok.errors).toBeUndefined();
 
@@ -288,15 +323,19 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       }
     });
 
-    it('permissions: no token is UNAUTHENTICATED; another plain user, a user manager and another org\'s owner are PERMISSION_DENIED; the user itself and an org owner may', async () => {
+    it("permissions: no token is UNAUTHENTICATED; another plain user, a user manager and another org's owner are PERMISSION_DENIED; the user itself and an org owner may", async () => {
       const org = (await gw.send(AddOrganizationDocument, { input: { name: unique('U2F Org ') } })).data!.addOrganization.orgId;
       const target = await addUser(gw, { organisation: { orgId: org } });
       const plain = await addUser(gw, { organisation: { orgId: org } });
       const owner = await addUser(gw, { organisation: { orgId: org } });
       const manager = await addUser(gw, { organisation: { orgId: org } });
       const foreignOwner = await addUser();
-      expect((await gw.send(AddOrgMemberDocument, { input: { userId: owner, roles: ['ORG_OWNER'] } }, { orgId: org })).errors).toBeUndefined();
-      expect((await gw.send(AddOrgMemberDocument, { input: { userId: manager, roles: ['ORG_USER_MANAGER'] } }, { orgId: org })).errors).toBeUndefined();
+      expect(
+        (await gw.send(AddOrgMemberDocument, { input: { userId: owner, roles: ['ORG_OWNER'] } }, { orgId: org })).errors,
+      ).toBeUndefined();
+      expect(
+        (await gw.send(AddOrgMemberDocument, { input: { userId: manager, roles: ['ORG_USER_MANAGER'] } }, { orgId: org })).errors,
+      ).toBeUndefined();
       expect((await gw.send(AddOrgMemberDocument, { input: { userId: foreignOwner, roles: ['ORG_OWNER'] } })).errors).toBeUndefined();
       const pending = await registered(target);
       const cred = credentialFor(pending.options).response as any;
@@ -340,6 +379,11 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
 u2fSuite('U2F registration on the embedded stores', () => ({}));
 describeWith('mongo', 'U2F registration on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    u2fSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_u2f_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    u2fSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `e2e_u2f_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

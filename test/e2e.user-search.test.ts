@@ -78,9 +78,15 @@ function modelFilter(f: Filter, orgId?: string): UserFilter {
   const text = (m: Filter['username']) => (m ? { op: m.op ?? 'EXACT', value: lower(m.value) } : undefined);
   const prefix = (v: string | null | undefined) => (v == null ? undefined : lower(v));
   return {
-    orgId, username: text(f.username), email: text(f.email), displayNamePrefix: prefix(f.displayNamePrefix),
-    firstNamePrefix: prefix(f.firstNamePrefix), lastNamePrefix: prefix(f.lastNamePrefix), state: f.state ?? undefined,
-    emailVerified: f.emailVerified ?? undefined, createdFrom: f.createdAfter ? new Date(f.createdAfter) : undefined,
+    orgId,
+    username: text(f.username),
+    email: text(f.email),
+    displayNamePrefix: prefix(f.displayNamePrefix),
+    firstNamePrefix: prefix(f.firstNamePrefix),
+    lastNamePrefix: prefix(f.lastNamePrefix),
+    state: f.state ?? undefined,
+    emailVerified: f.emailVerified ?? undefined,
+    createdFrom: f.createdAfter ? new Date(f.createdAfter) : undefined,
     createdTo: f.createdBefore ? new Date(f.createdBefore) : undefined,
   };
 }
@@ -107,7 +113,15 @@ type Seeder = (gw: TestGateway, users: Fact[]) => Promise<Snapshot<User>[]>;
 const throughPort: Seeder = (gw, users) =>
   pool(users, 64, async (fact) => {
     const { snapshot } = await gw.gateway.deps.store.append<User>(
-      { aggregateType: 'user', aggregateId: fact.aggregateId, sequence: 1, type: fact.type, payload: fact.payload, creator: gw.adminId, resourceOwner: fact.resourceOwner! },
+      {
+        aggregateType: 'user',
+        aggregateId: fact.aggregateId,
+        sequence: 1,
+        type: fact.type,
+        payload: fact.payload,
+        creator: gw.adminId,
+        resourceOwner: fact.resourceOwner!,
+      },
       { claims: fact.claims, base: null },
     );
     return snapshot;
@@ -122,10 +136,15 @@ const throughPort: Seeder = (gw, users) =>
 const intoMongo: Seeder = async (gw, users) => {
   const t0 = Date.now() - users.length;
   const { snapshots } = await bulkLoadUsers({
-    url: gw.config.mongodbUrl!, dbName: gw.config.mongodbDb,
+    url: gw.config.mongodbUrl!,
+    dbName: gw.config.mongodbDb,
     users: users.map((fact, i) => ({
-      id: fact.aggregateId, orgId: fact.resourceOwner!, user: fact.payload as unknown as UserAdded, claims: fact.claims,
-      creator: gw.adminId, createdAt: new Date(t0 + Math.floor(i / 4)),
+      id: fact.aggregateId,
+      orgId: fact.resourceOwner!,
+      user: fact.payload as unknown as UserAdded,
+      claims: fact.claims,
+      creator: gw.adminId,
+      createdAt: new Date(t0 + Math.floor(i / 4)),
     })),
   });
   return snapshots;
@@ -143,7 +162,14 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
     const search = (variables: UsersQueryVariables, opts: { token?: string | null; orgId?: string } = { orgId: orgA }) =>
       gw.send(UsersDocument, variables, opts);
     const page = (res: Response<UsersQuery>) => {
-      if (!res.data) throw new Error(res.text + gw.logs.filter((l) => /rror/.test(l)).slice(-2).join('\n'));
+      if (!res.data)
+        throw new Error(
+          res.text +
+            gw.logs
+              .filter((l) => /rror/.test(l))
+              .slice(-2)
+              .join('\n'),
+        );
       return res.data.users;
     };
     const ids = (res: Response<UsersQuery>) => page(res).edges.map((e) => e.node.id);
@@ -156,7 +182,12 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
     };
     const addUser = async (org: string, username: string) => {
       const res = await gw.send(AddHumanUserDocument, {
-        input: { username, organisation: { orgId: org }, profile: { firstName: 'Api', lastName: 'Added' }, email: { email: `added${seq++}@api.test`, isVerified: true } },
+        input: {
+          username,
+          organisation: { orgId: org },
+          profile: { firstName: 'Api', lastName: 'Added' },
+          email: { email: `added${seq++}@api.test`, isVerified: true },
+        },
       });
       if (!res.data) throw new Error(res.text);
       await remember(res.data.addHumanUser.userId);
@@ -172,7 +203,8 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
 
     beforeAll(async () => {
       gw = await startGateway({ env: env() });
-      const org = async (n: string) => (await gw.send(AddOrganizationDocument, { input: { name: `${n} ${Date.now()}` } })).data!.addOrganization.orgId;
+      const org = async (n: string) =>
+        (await gw.send(AddOrganizationDocument, { input: { name: `${n} ${Date.now()}` } })).data!.addOrganization.orgId;
       [orgA, orgB] = [await org('Search A'), await org('Search B')];
 
       await remember(gw.adminId);
@@ -182,7 +214,9 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
       tokens.viewerB = await withRole(orgB, 'ORG_USER_VIEWER');
 
       const started = performance.now();
-      const users = [...Array(scale.users).keys()].map((i) => facts.human(`seed-${String(i).padStart(5, '0')}`, i < scale.inB ? orgB : orgA, seedOptions(i)));
+      const users = [...Array(scale.users).keys()].map((i) =>
+        facts.human(`seed-${String(i).padStart(5, '0')}`, i < scale.inB ? orgB : orgA, seedOptions(i)),
+      );
       const seeded = (await seed(gw, users)).map(modelOf);
       const seedMs = performance.now() - started;
       models.push(...seeded);
@@ -190,7 +224,9 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
       const t0 = performance.now();
       page(await search({ first: 100 })); // the first search after start also waits for the store's search indexes
       const pageMs = performance.now() - t0;
-      console.log(`[e2e.user-search] ${name}: ${scale.users} users (${scale.inB} in B) seeded in ${Math.round(seedMs)} ms; the first page of 100 in ${Math.round(pageMs)} ms`);
+      console.log(
+        `[e2e.user-search] ${name}: ${scale.users} users (${scale.inB} in B) seeded in ${Math.round(seedMs)} ms; the first page of 100 in ${Math.round(pageMs)} ms`,
+      );
     }, 180_000);
     afterAll(async () => gw?.close());
 
@@ -215,11 +251,25 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
       ['lastName prefix', () => ({ lastNamePrefix: 'li' })],
       ['state', () => ({ state: 'USER_STATE_INITIAL' })],
       ['emailVerified', () => ({ emailVerified: false })],
-      ['created after and before', () => {
-        const dates = [...new Set(inOrg(orgA).map((m) => m.created))].sort((a, b) => a - b);
-        return { createdAfter: new Date(dates[Math.floor(dates.length / 4)]!).toISOString(), createdBefore: new Date(dates[Math.floor(dates.length / 2)]!).toISOString() };
-      }],
-      ['several at once', () => ({ username: { op: 'CONTAINS', value: 'lovelace' }, emailVerified: true, state: 'USER_STATE_ACTIVE', lastNamePrefix: 'Love' })],
+      [
+        'created after and before',
+        () => {
+          const dates = [...new Set(inOrg(orgA).map((m) => m.created))].sort((a, b) => a - b);
+          return {
+            createdAfter: new Date(dates[Math.floor(dates.length / 4)]!).toISOString(),
+            createdBefore: new Date(dates[Math.floor(dates.length / 2)]!).toISOString(),
+          };
+        },
+      ],
+      [
+        'several at once',
+        () => ({
+          username: { op: 'CONTAINS', value: 'lovelace' },
+          emailVerified: true,
+          state: 'USER_STATE_ACTIVE',
+          lastNamePrefix: 'Love',
+        }),
+      ],
     ];
 
     // Everything that leaves organization B alone runs together with the walks through B
@@ -247,7 +297,11 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
           }
           expect(new Set(seen).size).toBe(seen.length);
           expect(ahead.length).toBeGreaterThan(2);
-          const want = ordered(inOrg(orgB).filter((m) => before.has(m.id) || ahead.includes(m.id)), 'USERNAME', false).map((m) => m.id);
+          const want = ordered(
+            inOrg(orgB).filter((m) => before.has(m.id) || ahead.includes(m.id)),
+            'USERNAME',
+            false,
+          ).map((m) => m.id);
           expect(seen).toEqual(want);
           expect(seen.filter((id) => behind.includes(id))).toEqual([]);
         });
@@ -256,7 +310,9 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
           const pages: string[][] = [];
           let before: string | null | undefined;
           for (let n = 0; ; n++) {
-            const res = page(await search({ last: scale.walkPage, before, orderBy: { field: 'CREATION_DATE', direction: 'DESC' } }, { orgId: orgB }));
+            const res = page(
+              await search({ last: scale.walkPage, before, orderBy: { field: 'CREATION_DATE', direction: 'DESC' } }, { orgId: orgB }),
+            );
             pages.unshift(res.edges.map((e) => e.node.id));
             expect(res.pageInfo.hasNextPage).toBe(n > 0);
             if (!res.pageInfo.hasPreviousPage) break;
@@ -300,7 +356,11 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
       }
 
       it('20 users a page by default; first: 0 gives none, and tells whether there are some', async () => {
-        expect(ids(await search({}))).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 20).map((m) => m.id));
+        expect(ids(await search({}))).toEqual(
+          ordered(inOrg(orgA), 'USERNAME', false)
+            .slice(0, 20)
+            .map((m) => m.id),
+        );
         const none = await search({ first: 0 });
         expect(page(none).edges).toEqual([]);
         expect(page(none).pageInfo.hasNextPage).toBe(true);
@@ -311,7 +371,9 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
         const cursor = page(await search({ filter, first: 5 })).pageInfo.endCursor!;
         expect(ids(await search({ filter, first: 5, after: cursor }))).toHaveLength(5);
         expect(ids(await search({ filter, last: 5, before: cursor }))).toHaveLength(4);
-        expect(code(await search({ filter: { username: { op: 'PREFIX', value: 'ad' } }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
+        expect(code(await search({ filter: { username: { op: 'PREFIX', value: 'ad' } }, first: 5, after: cursor }))).toBe(
+          'INVALID_ARGUMENT',
+        );
         expect(code(await search({ filter, orderBy: { direction: 'DESC' }, first: 5, after: cursor }))).toBe('INVALID_ARGUMENT');
         expect(code(await search({ filter, first: 5, after: cursor }, { orgId: orgB }))).toBe('INVALID_ARGUMENT');
         expect(code(await search({ filter, first: 5, after: cursor, allOrganizations: true }))).toBe('INVALID_ARGUMENT');
@@ -333,10 +395,18 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
 
       it('an ORG_USER_VIEWER reads its organization and cannot write there', async () => {
         const res = await search({ first: 10, withCount: true }, { token: tokens.viewerA });
-        expect(ids(res)).toEqual(ordered(inOrg(orgA), 'USERNAME', false).slice(0, 10).map((m) => m.id));
+        expect(ids(res)).toEqual(
+          ordered(inOrg(orgA), 'USERNAME', false)
+            .slice(0, 10)
+            .map((m) => m.id),
+        );
         expect(page(res).totalCount).toBe(inOrg(orgA).length);
         const target = inOrg(orgA)[0]!;
-        const write = await gw.send(UpdateHumanProfileDocument, { input: { userId: target.id, firstName: 'Not', lastName: 'Allowed' } }, { token: tokens.viewerA });
+        const write = await gw.send(
+          UpdateHumanProfileDocument,
+          { input: { userId: target.id, firstName: 'Not', lastName: 'Allowed' } },
+          { token: tokens.viewerA },
+        );
         expect(code(write)).toBe('PERMISSION_DENIED');
       });
     });
@@ -344,7 +414,11 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
     // These read organization B, or every user: after the walks, which add to B.
     it('a user of another organization is PERMISSION_DENIED; without a token UNAUTHENTICATED', async () => {
       expect(code(await search({ first: 5 }, { token: tokens.viewerB, orgId: orgA }))).toBe('PERMISSION_DENIED');
-      expect(ids(await search({ first: 5 }, { token: tokens.viewerB }))).toEqual(ordered(inOrg(orgB), 'USERNAME', false).slice(0, 5).map((m) => m.id));
+      expect(ids(await search({ first: 5 }, { token: tokens.viewerB }))).toEqual(
+        ordered(inOrg(orgB), 'USERNAME', false)
+          .slice(0, 5)
+          .map((m) => m.id),
+      );
       expect(code(await search({ first: 5 }, { token: null }))).toBe('UNAUTHENTICATED');
     });
 
@@ -368,7 +442,13 @@ describeWith('mongo', 'users query on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
     // No repair loop: on FerretDB v1 each of its passes reads the whole events collection
     // (10,000 events here, none to repair), CPU the searches need.
-    const env = () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_search_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key', STORE_REPAIR_INTERVAL_MS: '0' });
+    const env = () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `e2e_search_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+      STORE_REPAIR_INTERVAL_MS: '0',
+    });
     searchSuite('the same suite', env, intoMongo, FERRET_SCALE);
   });
 });

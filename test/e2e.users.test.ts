@@ -56,7 +56,14 @@ function userSuite(name: string, env: () => Record<string, string>) {
       const email = `${unique('grace')}@example.com`;
       const res = await gw.send(AddHumanUserDocument, {
         input: {
-          profile: { firstName: 'Grace', lastName: 'Hopper', nickName: 'amazing', displayName: 'Grace H.', preferredLanguage: 'en', gender: 'GENDER_FEMALE' },
+          profile: {
+            firstName: 'Grace',
+            lastName: 'Hopper',
+            nickName: 'amazing',
+            displayName: 'Grace H.',
+            preferredLanguage: 'en',
+            gender: 'GENDER_FEMALE',
+          },
           email: { email, isVerified: true },
           phone: { phone: '+41 79 123 45 67', isVerified: true },
           metadata: [{ key: 'team', value: Buffer.from('compilers').toString('base64') }],
@@ -76,7 +83,14 @@ function userSuite(name: string, env: () => Record<string, string>) {
       const read = await gw.send(UserDocument, { id: userId });
       const user = read.data!.user!;
       expect(user.username).toBe(email);
-      expect(user.profile).toEqual({ firstName: 'Grace', lastName: 'Hopper', nickName: 'amazing', displayName: 'Grace H.', preferredLanguage: 'en', gender: 'GENDER_FEMALE' });
+      expect(user.profile).toEqual({
+        firstName: 'Grace',
+        lastName: 'Hopper',
+        nickName: 'amazing',
+        displayName: 'Grace H.',
+        preferredLanguage: 'en',
+        gender: 'GENDER_FEMALE',
+      });
       expect(user.email).toEqual({ email, isVerified: true });
       expect(user.phone).toEqual({ phone: '+41791234567', isVerified: true });
       expect(user.metadata).toEqual([{ key: 'team', value: Buffer.from('compilers').toString('base64') }]);
@@ -97,19 +111,25 @@ function userSuite(name: string, env: () => Record<string, string>) {
       expect((await gw.send(UserDocument, { id: userId })).data!.user!.username).toBe(username);
       const sameId = await gw.send(AddHumanUserDocument, { input: { userId, profile, email: { email: 'x@example.com' } } });
       expect(onlyError(sameId).extensions?.code).toBe('ALREADY_EXISTS');
-      const sameName = await gw.send(AddHumanUserDocument, { input: { username: username.toUpperCase(), profile, email: { email: 'x@example.com' } } });
+      const sameName = await gw.send(AddHumanUserDocument, {
+        input: { username: username.toUpperCase(), profile, email: { email: 'x@example.com' } },
+      });
       expect(onlyError(sameName).extensions?.code).toBe('ALREADY_EXISTS');
       expect(sameName.status).toBe(409);
     });
 
     it('rule 1: a user whose email is neither verified nor returned gets a verification mail, without the code in any log', async () => {
       const email = `${unique('mail')}@example.com`;
-      const sent = await gw.send(AddHumanUserDocument, { input: { profile, email: { email, sendCode: { urlTemplate: 'https://app.example/verify?u={{.UserID}}&c={{.Code}}' } } } });
+      const sent = await gw.send(AddHumanUserDocument, {
+        input: { profile, email: { email, sendCode: { urlTemplate: 'https://app.example/verify?u={{.UserID}}&c={{.Code}}' } } },
+      });
       const plain = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `x${email}` } } });
       const returned = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `y${email}`, returnCode: true } } });
       const verified = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `z${email}`, isVerified: true } } });
       const ids = [sent, plain, returned, verified].map((r) => r.data!.addHumanUser.userId);
-      expect(deliveries(ids[0]!).map((d) => [d.kind, d.urlTemplate])).toEqual([['verify-email-on-create', 'https://app.example/verify?u={{.UserID}}&c={{.Code}}']]);
+      expect(deliveries(ids[0]!).map((d) => [d.kind, d.urlTemplate])).toEqual([
+        ['verify-email-on-create', 'https://app.example/verify?u={{.UserID}}&c={{.Code}}'],
+      ]);
       expect(deliveries(ids[1]!).map((d) => d.kind)).toEqual(['verify-email-on-create']);
       expect(deliveries(ids[2]!)).toEqual([]);
       expect(deliveries(ids[3]!)).toEqual([]);
@@ -128,7 +148,9 @@ function userSuite(name: string, env: () => Record<string, string>) {
     it('returns the phone code when asked and verifyPhone accepts it; a wrong code is INVALID_ARGUMENT', async () => {
       const user = await addUser({ phone: { phone: '+41 44 668 18 00', returnCode: true } });
       expect(user.phoneCode).toMatch(/^[A-Z0-9]{6}$/);
-      const wrong = await gw.send(VerifyPhoneDocument, { input: { userId: user.userId, verificationCode: 'ZZZZZZ' === user.phoneCode ? 'YYYYYY' : 'ZZZZZZ' } });
+      const wrong = await gw.send(VerifyPhoneDocument, {
+        input: { userId: user.userId, verificationCode: 'ZZZZZZ' === user.phoneCode ? 'YYYYYY' : 'ZZZZZZ' },
+      });
       expect(onlyError(wrong).extensions?.code).toBe('INVALID_ARGUMENT');
       const ok = await gw.send(VerifyPhoneDocument, { input: { userId: user.userId, verificationCode: user.phoneCode! } });
       expect(ok.errors).toBeUndefined();
@@ -138,7 +160,14 @@ function userSuite(name: string, env: () => Record<string, string>) {
     it('updateMyProfile changes the caller, sets creationDate, and a second identical call is FAILED_PRECONDITION', async () => {
       const user = await addUser();
       const token = await gw.tokenFor(user.userId);
-      const input = { firstName: 'Ada', lastName: 'King', nickName: 'Countess', displayName: 'Ada King', preferredLanguage: 'en-GB', gender: 'GENDER_FEMALE' as const };
+      const input = {
+        firstName: 'Ada',
+        lastName: 'King',
+        nickName: 'Countess',
+        displayName: 'Ada King',
+        preferredLanguage: 'en-GB',
+        gender: 'GENDER_FEMALE' as const,
+      };
       const res = await gw.send(UpdateMyProfileDocument, { input }, { token });
       expect(res.errors).toBeUndefined();
       const d = res.data!.updateMyProfile.details;
@@ -152,11 +181,20 @@ function userSuite(name: string, env: () => Record<string, string>) {
     });
 
     it('updateHumanProfile replaces the profile: left-out optional fields are cleared', async () => {
-      const user = await addUser({ profile: { ...profile, nickName: 'nick', displayName: 'Ada L', preferredLanguage: 'de', gender: 'GENDER_FEMALE' } });
+      const user = await addUser({
+        profile: { ...profile, nickName: 'nick', displayName: 'Ada L', preferredLanguage: 'de', gender: 'GENDER_FEMALE' },
+      });
       const res = await gw.send(UpdateHumanProfileDocument, { input: { userId: user.userId, firstName: 'Ada', lastName: 'Byron' } });
       expect(res.errors).toBeUndefined();
       expect(res.data!.updateHumanProfile.details.creationDate).not.toBeNull();
-      expect((await stored(user.userId)).state.profile).toEqual({ firstName: 'Ada', lastName: 'Byron', nickName: null, displayName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' });
+      expect((await stored(user.userId)).state.profile).toEqual({
+        firstName: 'Ada',
+        lastName: 'Byron',
+        nickName: null,
+        displayName: null,
+        preferredLanguage: null,
+        gender: 'GENDER_UNSPECIFIED',
+      });
       const missing = await gw.send(UpdateHumanProfileDocument, { input: { userId: 'no-such-user', firstName: 'A', lastName: 'B' } });
       expect(onlyError(missing).extensions?.code).toBe('NOT_FOUND');
       expect(missing.status).toBe(404);
@@ -194,20 +232,32 @@ function userSuite(name: string, env: () => Record<string, string>) {
       expect(own.errors).toBeUndefined();
       expect(own.data!.setEmail.verificationCode).toBeNull();
       const before = (await stored(user.userId)).sequence;
-      const verified = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com`, isVerified: true } }, { token });
+      const verified = await gw.send(
+        SetEmailDocument,
+        { input: { userId: user.userId, email: `${unique('self')}@example.com`, isVerified: true } },
+        { token },
+      );
       expect(onlyError(verified).extensions?.code).toBe('PERMISSION_DENIED');
-      const returned = await gw.send(SetEmailDocument, { input: { userId: user.userId, email: `${unique('self')}@example.com`, returnCode: true } }, { token });
+      const returned = await gw.send(
+        SetEmailDocument,
+        { input: { userId: user.userId, email: `${unique('self')}@example.com`, returnCode: true } },
+        { token },
+      );
       expect(onlyError(returned).extensions?.code).toBe('PERMISSION_DENIED');
       expect((await stored(user.userId)).sequence).toBe(before);
     });
 
     it('updateHumanPhone normalizes, compares after normalizing, and is FAILED_PRECONDITION when nothing changes', async () => {
       const user = await addUser();
-      const res = await gw.send(UpdateHumanPhoneDocument, { input: { userId: user.userId, phone: '+41 79 765 43 21', isPhoneVerified: true } });
+      const res = await gw.send(UpdateHumanPhoneDocument, {
+        input: { userId: user.userId, phone: '+41 79 765 43 21', isPhoneVerified: true },
+      });
       expect(res.errors).toBeUndefined();
       expect(res.data!.updateHumanPhone.details.creationDate).not.toBeNull();
       expect((await stored(user.userId)).state.phone).toEqual({ phone: '+41797654321', isVerified: true });
-      const same = await gw.send(UpdateHumanPhoneDocument, { input: { userId: user.userId, phone: '+41797654321', isPhoneVerified: true } });
+      const same = await gw.send(UpdateHumanPhoneDocument, {
+        input: { userId: user.userId, phone: '+41797654321', isPhoneVerified: true },
+      });
       expect(onlyError(same).extensions?.code).toBe('FAILED_PRECONDITION');
       // rule 3: no SMS provider is configured, so no SMS job and no code
       const unverified = await gw.send(UpdateHumanPhoneDocument, { input: { userId: user.userId, phone: '+41797654321' } });
@@ -224,7 +274,9 @@ function userSuite(name: string, env: () => Record<string, string>) {
       let state = (await stored(user.userId)).state;
       expect(state.passwordChangeRequired).toBe(true);
       expect(await verifyImportedHash('Str0ng!pass', state.passwordHash!)).toBe(true);
-      const same = await gw.send(SetHumanPasswordDocument, { input: { userId: user.userId, password: 'Str0ng!pass', noChangeRequired: true } });
+      const same = await gw.send(SetHumanPasswordDocument, {
+        input: { userId: user.userId, password: 'Str0ng!pass', noChangeRequired: true },
+      });
       expect(same.errors).toBeUndefined();
       state = (await stored(user.userId)).state;
       expect(state.passwordChangeRequired).toBe(false);
@@ -252,7 +304,11 @@ function userSuite(name: string, env: () => Record<string, string>) {
       const token = await gw.tokenFor(owner.userId);
       const inOwnOrg = await addUser({}, { token });
       expect((await stored(inOwnOrg.userId)).resourceOwner).toBe(orgId);
-      const elsewhere = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: 'e@example.com' }, organisation: { orgId: gw.defaultOrgId } } }, { token });
+      const elsewhere = await gw.send(
+        AddHumanUserDocument,
+        { input: { profile, email: { email: 'e@example.com' }, organisation: { orgId: gw.defaultOrgId } } },
+        { token },
+      );
       expect(onlyError(elsewhere).extensions?.code).toBe('PERMISSION_DENIED');
       expect(elsewhere.status).toBe(403);
     });
@@ -262,6 +318,11 @@ function userSuite(name: string, env: () => Record<string, string>) {
 userSuite('user operations on the embedded stores', () => ({}));
 describeWith('mongo', 'user operations on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    userSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `e2e_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    userSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `e2e_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

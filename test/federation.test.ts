@@ -12,7 +12,12 @@ import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, AddOIDCIdentityProviderDocument, AddOrganizationDocument, AddProjectDocument } from './generated/operations.ts';
+import {
+  AddHumanUserDocument,
+  AddOIDCIdentityProviderDocument,
+  AddOrganizationDocument,
+  AddProjectDocument,
+} from './generated/operations.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import type { AggregateType, EventStore } from '../src/store/port.ts';
@@ -139,12 +144,17 @@ function subgraphSuite(name: string, env: () => Record<string, string>) {
     it('representations of no entity type of this subgraph: INVALID_ARGUMENT naming each, with a token or without, and no error logged', async () => {
       const logged = gw.logs.length;
       for (const token of [undefined, null]) {
-        const res = await entities([{ __typename: 'User', id: userIds[0] }, { __typename: 'Nope', id: '1' }, { id: '2' }, { __typename: 'Query', id: '3' }], token);
+        const res = await entities(
+          [{ __typename: 'User', id: userIds[0] }, { __typename: 'Nope', id: '1' }, { id: '2' }, { __typename: 'Query', id: '3' }],
+          token,
+        );
         expect(res.status, res.text).toBe(400);
         const err = onlyError(res);
         expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
         expect((err.extensions?.details as any)[0].fieldViolations.map((v: { field: string }) => v.field)).toEqual([
-          'representations.1.__typename', 'representations.2.__typename', 'representations.3.__typename',
+          'representations.1.__typename',
+          'representations.2.__typename',
+          'representations.3.__typename',
         ]);
       }
       expect(gw.logs.slice(logged).filter((l) => l.includes('"level":"error"'))).toEqual([]);

@@ -16,7 +16,7 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
 /** RSS once it has stopped moving (within 2 MB over three readings 500 ms apart), or after 60 s: the highest reading then. */
 async function settledRssMb(pid: number): Promise<number> {
   const readings: number[] = [];
-  for (const giveUp = Date.now() + 60_000; Date.now() < giveUp; ) {
+  for (const giveUp = Date.now() + 60_000; Date.now() < giveUp;) {
     readings.push(rssMb(pid));
     const last = readings.slice(-3);
     if (last.length === 3 && Math.max(...last) - Math.min(...last) < 2) break;
@@ -62,7 +62,9 @@ describe('GraphiQL page and clients that never read it', () => {
     const during = await settledRssMb(pid);
     sockets.splice(0).forEach((s) => s.destroy());
     const after = await settledRssMb(pid);
-    console.log(`[graphiql memory] RSS ${before.toFixed(0)} MB before, ${during.toFixed(0)} MB with ${CLIENTS} clients not reading, ${after.toFixed(0)} MB after they left`);
+    console.log(
+      `[graphiql memory] RSS ${before.toFixed(0)} MB before, ${during.toFixed(0)} MB with ${CLIENTS} clients not reading, ${after.toFixed(0)} MB after they left`,
+    );
     expect(during - before).toBeLessThan(MAX_GROWTH_MB);
   });
 });

@@ -27,7 +27,19 @@ function getPage(gw: TestGateway, headers: Record<string, string> = {}): Promise
   const { hostname, port } = new URL(gw.url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: hostname, port, path: '/graphql', agent: false, headers: { host: `127.0.0.1:${port}`, accept: 'text/html,application/xhtml+xml', 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate', ...headers } },
+      {
+        host: hostname,
+        port,
+        path: '/graphql',
+        agent: false,
+        headers: {
+          host: `127.0.0.1:${port}`,
+          accept: 'text/html,application/xhtml+xml',
+          'sec-fetch-site': 'none',
+          'sec-fetch-mode': 'navigate',
+          ...headers,
+        },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -81,19 +93,29 @@ describe('the quick start page and the administrator token', () => {
 
   it('a same-origin request of the page itself gets it too, and no CORS headers though CORS_ORIGINS lists its origin', async () => {
     expect(gw.config.http.corsOrigins).toContain('http://127.0.0.1:*');
-    const page = await getPage(gw, { origin: `http://127.0.0.1:${ownPort(gw)}`, 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' });
+    const page = await getPage(gw, {
+      origin: `http://127.0.0.1:${ownPort(gw)}`,
+      'sec-fetch-site': 'same-origin',
+      'sec-fetch-mode': 'cors',
+    });
     expect(page.token).not.toBeNull();
     expect(corsHeaders(page)).toEqual([]);
   });
 
-  it('a Host that is not the gateway\'s own loopback address (a DNS name rebound to 127.0.0.1) gets no token', async () => {
-    for (const host of [`attacker.example:${ownPort(gw)}`, 'attacker.example', `127.0.0.1:${Number(ownPort(gw)) === 1 ? 2 : 1}`, 'localhost', `127.0.0.2:${ownPort(gw)}`]) {
+  it("a Host that is not the gateway's own loopback address (a DNS name rebound to 127.0.0.1) gets no token", async () => {
+    for (const host of [
+      `attacker.example:${ownPort(gw)}`,
+      'attacker.example',
+      `127.0.0.1:${Number(ownPort(gw)) === 1 ? 2 : 1}`,
+      'localhost',
+      `127.0.0.2:${ownPort(gw)}`,
+    ]) {
       const page = await getPage(gw, { host, 'sec-fetch-site': 'same-origin' });
       expectNoToken(page);
     }
   });
 
-  it('another site gets no token: Sec-Fetch-Site same-site or cross-site, an Origin other than the page\'s own', async () => {
+  it("another site gets no token: Sec-Fetch-Site same-site or cross-site, an Origin other than the page's own", async () => {
     const other = 'http://localhost:5173';
     const crossOrigin = await getPage(gw, { origin: other, 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' });
     expectNoToken(crossOrigin);
@@ -115,7 +137,9 @@ describe('the quick start page and the administrator token', () => {
     expect(mayReceiveAdminToken(req('192.0.2.7'), false)).toBe(false);
     expect(mayReceiveAdminToken(req('::ffff:192.0.2.7'), false)).toBe(false);
     // HTTP/2 names the host in :authority; over TLS the origin is https://.
-    expect(mayReceiveAdminToken({ socket: { remoteAddress: '::1', localPort: 4000 }, headers: { ':authority': 'localhost:4000' } } as any, true)).toBe(true);
+    expect(
+      mayReceiveAdminToken({ socket: { remoteAddress: '::1', localPort: 4000 }, headers: { ':authority': 'localhost:4000' } } as any, true),
+    ).toBe(true);
     expect(mayReceiveAdminToken(req('127.0.0.1', { origin: 'http://127.0.0.1:4000' }), true)).toBe(false);
     expect(mayReceiveAdminToken(req('127.0.0.1', { origin: 'https://127.0.0.1:4000' }), true)).toBe(true);
   });

@@ -29,7 +29,12 @@ describe('graphql-http server audits against the live gateway', () => {
     const musts = results.filter((r) => r.name.startsWith('MUST'));
     expect(musts.length).toBeGreaterThan(0);
     const failed = await Promise.all(
-      musts.filter((r) => r.status !== 'ok').map(async (r) => `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''} (${'response' in r ? `${r.response.status} ${await r.response.text().catch(() => '')}` : ''})`),
+      musts
+        .filter((r) => r.status !== 'ok')
+        .map(
+          async (r) =>
+            `${r.id} ${r.name}: ${'reason' in r ? r.reason : ''} (${'response' in r ? `${r.response.status} ${await r.response.text().catch(() => '')}` : ''})`,
+        ),
     );
     expect(failed).toEqual([]);
     console.log(`graphql-http: ${musts.length} MUST audits pass`);
@@ -44,7 +49,9 @@ describe('graphql-http server audits against the live gateway', () => {
     const shoulds = results.filter((r) => r.name.startsWith('SHOULD'));
     console.log(
       `graphql-http: ${shoulds.length - notOk.filter((r) => r.name.startsWith('SHOULD')).length}/${shoulds.length} SHOULD audits pass` +
-        (notOk.length ? `; not passing:\n${notOk.map((r) => `  [${r.status}] ${r.id} ${r.name}${'reason' in r ? ` (${r.reason})` : ''}`).join('\n')}` : ''),
+        (notOk.length
+          ? `; not passing:\n${notOk.map((r) => `  [${r.status}] ${r.id} ${r.name}${'reason' in r ? ` (${r.reason})` : ''}`).join('\n')}`
+          : ''),
     );
   });
 });

@@ -180,8 +180,12 @@ describe('guardedFetch with private addresses allowed (the local test server)', 
   });
 
   it('refuses a redirect to another scheme, and one without a Location', async () => {
-    expect((await refusal(guardedFetch(`http://127.0.0.1:${v4.port}/redirect-to-ftp`, allowed()))).reason).toMatch(/scheme ftp is not allowed/);
-    expect((await refusal(guardedFetch(`http://127.0.0.1:${v4.port}/redirect-without-location`, allowed()))).reason).toMatch(/without a Location/);
+    expect((await refusal(guardedFetch(`http://127.0.0.1:${v4.port}/redirect-to-ftp`, allowed()))).reason).toMatch(
+      /scheme ftp is not allowed/,
+    );
+    expect((await refusal(guardedFetch(`http://127.0.0.1:${v4.port}/redirect-without-location`, allowed()))).reason).toMatch(
+      /without a Location/,
+    );
   });
 
   it('follows at most 3 redirects', async () => {
@@ -202,7 +206,10 @@ describe('guardedFetch with private addresses allowed (the local test server)', 
     expect(declared.reason).toMatch(new RegExp(`larger than ${CAP} bytes`));
     // JS heap and Buffer memory together (a client holding the body would hold it in Buffers):
     // the server offers 1000 caps (64 MB); reading stops at the cap, far below 40 caps.
-    const used = () => { const m = process.memoryUsage(); return m.heapUsed + m.arrayBuffers; };
+    const used = () => {
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
     const before = used();
     const streamed = await refusal(guardedFetch(`http://127.0.0.1:${v4.port}/big-chunked`, allowed()));
     expect(streamed.reason).toMatch(new RegExp(`larger than ${CAP} bytes`));
@@ -342,6 +349,7 @@ describe('addressProblem', () => {
 
   it('allowPrivateAddresses allows the private ranges but never the cloud metadata services', () => {
     for (const a of ['127.0.0.1', '10.0.0.1', '::1', 'fe80::1', '169.254.1.1']) expect(addressProblem(a, true)).toBeNull();
-    for (const a of ['169.254.169.254', '::ffff:169.254.169.254', 'fd00:ec2::254']) expect(addressProblem(a, true)).toMatch(/cloud metadata/);
+    for (const a of ['169.254.169.254', '::ffff:169.254.169.254', 'fd00:ec2::254'])
+      expect(addressProblem(a, true)).toMatch(/cloud metadata/);
   });
 });

@@ -19,7 +19,11 @@ describe('parsers of untrusted input', () => {
   afterAll(async () => gw?.close());
 
   const post = async (body: string, headers: Record<string, string> = {}) => {
-    const res = await fetch(gw.url, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', ...headers }, body });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', ...headers },
+      body,
+    });
     return { status: res.status, json: (await res.json()) as any };
   };
 
@@ -39,7 +43,11 @@ describe('parsers of untrusted input', () => {
   });
 
   it('a 5,000,001-character base64 value (not a multiple of 4) is INVALID_ARGUMENT, not a regular expression stack overflow', async () => {
-    const input = { profile: { firstName: 'a', lastName: 'b' }, email: { email: 'a@b.ch', isVerified: true }, metadata: [{ key: 'k', value: 'A'.repeat(5_000_001) }] };
+    const input = {
+      profile: { firstName: 'a', lastName: 'b' },
+      email: { email: 'a@b.ch', isVerified: true },
+      metadata: [{ key: 'k', value: 'A'.repeat(5_000_001) }],
+    };
     const res = await post(JSON.stringify({ query: ADD_USER, variables: { input } }));
     expect(res.status).toBe(400);
     expect(res.json.errors[0].extensions.code).toBe('INVALID_ARGUMENT');
@@ -57,7 +65,13 @@ describe('parsers of untrusted input', () => {
     const res = await post(JSON.stringify({ query: ADD_USER, variables: { input } }));
     expect(res.status).toBe(400);
     expect(new Set(violatedFields(res.json.errors[0]))).toEqual(
-      new Set(['input.username', 'input.email.email', 'input.email.sendCode.urlTemplate', 'input.phone.phone', 'input.hashedPassword.hash']),
+      new Set([
+        'input.username',
+        'input.email.email',
+        'input.email.sendCode.urlTemplate',
+        'input.phone.phone',
+        'input.hashedPassword.hash',
+      ]),
     );
   });
 
@@ -68,7 +82,9 @@ describe('parsers of untrusted input', () => {
   });
 
   it('base64: canonical standard base64 only', () => {
-    for (const ok of ['', 'AA==', 'AAA=', 'AAAA', Buffer.from('hello world').toString('base64')]) expect(isStandardBase64(ok), ok).toBe(true);
-    for (const bad of ['A', 'AA=', 'AB==', 'A===', '-_-_', 'AA AA==', 'AAAA\n', '====', 'AA==AAAA']) expect(isStandardBase64(bad), bad).toBe(false);
+    for (const ok of ['', 'AA==', 'AAA=', 'AAAA', Buffer.from('hello world').toString('base64')])
+      expect(isStandardBase64(ok), ok).toBe(true);
+    for (const bad of ['A', 'AA=', 'AB==', 'A===', '-_-_', 'AA AA==', 'AAAA\n', '====', 'AA==AAAA'])
+      expect(isStandardBase64(bad), bad).toBe(false);
   });
 });

@@ -34,7 +34,10 @@ interface Answer {
  * out; the rest is held back, so an answer that comes anyway was given without
  * reading the body.
  */
-function post(url: string, opts: { headers?: Record<string, string>; body?: Buffer; send?: number; chunked?: boolean; length?: number; agent?: Agent }) {
+function post(
+  url: string,
+  opts: { headers?: Record<string, string>; body?: Buffer; send?: number; chunked?: boolean; length?: number; agent?: Agent },
+) {
   const body = opts.body ?? Buffer.alloc(0);
   const headers: Record<string, string | number> = { 'content-type': 'application/json', ...opts.headers };
   if (opts.chunked) headers['transfer-encoding'] = 'chunked';
@@ -46,16 +49,18 @@ function post(url: string, opts: { headers?: Record<string, string>; body?: Buff
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (c) => (text += c)).on('end', () => {
-        if (!opts.agent) req.destroy();
-        let json: any;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, json, continued });
-      });
+      res
+        .on('data', (c) => (text += c))
+        .on('end', () => {
+          if (!opts.agent) req.destroy();
+          let json: any;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, json, continued });
+        });
     });
     req.on('error', reject);
   });
@@ -101,7 +106,9 @@ describe('request bodies without a valid token (embedded stores)', () => {
     const typename = await post(gw.url, { body: padded(UNAUTHENTICATED_BODY_BYTES) }).answer;
     expect(typename.status).toBe(200);
     expect(typename.json.data.__typename).toBe('Query');
-    const introspection = JSON.stringify({ query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }) });
+    const introspection = JSON.stringify({
+      query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }),
+    });
     const schema = await post(gw.url, { body: Buffer.from(introspection) }).answer;
     expect(schema.status).toBe(200);
     expect(schema.json.data.__schema.queryType.name).toBe('Query');
@@ -188,7 +195,13 @@ describe('request-body bytes in flight, per client address and per process', () 
     expect(busy.headers['retry-after']).toBe('1');
     expect(busy.json.errors[0].extensions.code).toBe('UNAVAILABLE');
     // Requests without a body are not held back.
-    expect((await fetch(`${gw.url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { ...from('198.51.100.1'), 'x-graphql-yoga-csrf': '1' } })).status).toBe(200);
+    expect(
+      (
+        await fetch(`${gw.url}?query=${encodeURIComponent('{ __typename }')}`, {
+          headers: { ...from('198.51.100.1'), 'x-graphql-yoga-csrf': '1' },
+        })
+      ).status,
+    ).toBe(200);
 
     // The clients go away mid-body: every reservation is released.
     for (const { req, answer } of [a1, a2, b1]) {
@@ -247,7 +260,9 @@ describe.skipIf(process.platform !== 'linux')('a burst of large bodies without a
     await Promise.all(burst.map((b) => (b.req.writableFinished ? undefined : once(b.req, 'finish'))));
     agent.destroy();
     const peak = kib(status(pid), 'VmHWM');
-    console.log(`[body burst] child RSS baseline ${(baseline / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, growth ${((peak - baseline) / 2 ** 20).toFixed(0)} MB`);
+    console.log(
+      `[body burst] child RSS baseline ${(baseline / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, growth ${((peak - baseline) / 2 ** 20).toFixed(0)} MB`,
+    );
     for (const a of answers) {
       expect(a.status).toBe(401);
       expect(a.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -30,11 +30,18 @@ describe('the defaults', () => {
   it('HTTP_MAX_CONNECTIONS unset: the descriptor limit less a reserve (256, or a quarter of a small limit), at most 10,000', () => {
     expect([1024, 256, 100, 20_000, 1_048_576].map((n) => defaultMaxConnections(n))).toEqual([768, 192, 75, 10_000, 10_000]);
     expect(defaultMaxConnections(undefined)).toBe(10_000);
-    expect(descriptorLimit(() => 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n')).toBe(1024);
+    expect(
+      descriptorLimit(
+        () =>
+          'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n',
+      ),
+    ).toBe(1024);
     expect(descriptorLimit(() => 'Max open files            unlimited            unlimited            files\n')).toBeUndefined();
-    expect(descriptorLimit(() => {
-      throw new Error('no /proc');
-    })).toBeUndefined();
+    expect(
+      descriptorLimit(() => {
+        throw new Error('no /proc');
+      }),
+    ).toBeUndefined();
   });
 
   it('per-address counts group IPv4 as it is and IPv6 by its /64', () => {
@@ -75,16 +82,27 @@ describe('connections that are all busy', () => {
     const session: ClientHttp2Session = http2Connect(gw.base);
     session.on('error', () => {});
     held.push(session);
-    const waiting = session.request({ ':method': 'POST', ':path': '/graphql', 'content-type': 'application/json', authorization: `Bearer ${token}` });
+    const waiting = session.request({
+      ':method': 'POST',
+      ':path': '/graphql',
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+    });
     waiting.on('error', () => {});
     waiting.write('{"query":');
     // …and 19 HTTP/1.1 connections, each with a request whose body stops half-way.
     for (let i = 0; i < 19; i++) {
       const socket = await open(port);
-      socket.write(`POST /graphql HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nAuthorization: Bearer ${token}\r\nContent-Length: 1000\r\n\r\n{"query":`);
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nAuthorization: Bearer ${token}\r\nContent-Length: 1000\r\n\r\n{"query":`,
+      );
     }
     const metrics = async () => (await h2Request(session, { ':method': 'GET', ':path': '/metrics' })).text;
-    await until('20 requests in flight', async () => sample(await metrics(), 'gateway_http_requests_in_flight'), (n) => n >= 20);
+    await until(
+      '20 requests in flight',
+      async () => sample(await metrics(), 'gateway_http_requests_in_flight'),
+      (n) => n >= 20,
+    );
 
     // A 21st connection: closed before it gets any answer.
     const late = await open(port);

@@ -18,11 +18,18 @@ describe('request media type', () => {
   afterAll(async () => gw?.close());
 
   const post = async (body: string, contentType: string) =>
-    readResponse(await fetch(gw.url, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': contentType }, body }));
+    readResponse(
+      await fetch(gw.url, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': contentType }, body }),
+    );
   const holder = (username: string) => gw.gateway.deps.store.lookup(`username:${username.toLowerCase()}`);
 
   it('application/graphql (and other preflighted types) get 415 with INVALID_ARGUMENT, and nothing is executed', async () => {
-    for (const type of ['application/graphql', 'application/graphql; charset=utf-8', 'application/xml', 'application/json; charset=latin1']) {
+    for (const type of [
+      'application/graphql',
+      'application/graphql; charset=utf-8',
+      'application/xml',
+      'application/json; charset=latin1',
+    ]) {
       const username = unique('ct');
       const body = type.startsWith('application/graphql') ? addUser(username) : JSON.stringify({ query: addUser(username) });
       const res = await post(body, type);

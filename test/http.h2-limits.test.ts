@@ -37,7 +37,8 @@ const session = (options: { localAddress?: string } = {}) => {
   s.on('error', () => {});
   return s;
 };
-const connected = (s: ClientHttp2Session) => new Promise<void>((resolve, reject) => (s.connecting ? s.once('connect', () => resolve()).once('error', reject) : resolve()));
+const connected = (s: ClientHttp2Session) =>
+  new Promise<void>((resolve, reject) => (s.connecting ? s.once('connect', () => resolve()).once('error', reject) : resolve()));
 const closedWithin = (s: ClientHttp2Session) =>
   new Promise<string>((resolve) => {
     const timer = setTimeout(() => resolve('still open'), CAP_MS);
@@ -66,7 +67,7 @@ describe('concurrent streams', () => {
     await own?.stop();
   });
 
-  it('the gateway advertises SETTINGS_MAX_CONCURRENT_STREAMS 100 (node\'s default: 2^32-1) and holds no more streams than that', async () => {
+  it("the gateway advertises SETTINGS_MAX_CONCURRENT_STREAMS 100 (node's default: 2^32-1) and holds no more streams than that", async () => {
     const s = http2Connect(own.base);
     s.on('error', () => {});
     try {
@@ -74,10 +75,19 @@ describe('concurrent streams', () => {
       expect(settings.maxConcurrentStreams).toBe(100);
       // 101 requests whose bodies are still to come: the client sends the 101st only once one of the others ends.
       for (let i = 0; i < 101; i++) {
-        const st = s.request({ ':method': 'POST', ':path': '/graphql', 'content-type': 'application/json', authorization: `Bearer ${own.adminToken}` });
+        const st = s.request({
+          ':method': 'POST',
+          ':path': '/graphql',
+          'content-type': 'application/json',
+          authorization: `Bearer ${own.adminToken}`,
+        });
         st.on('error', () => {});
       }
-      const inFlight = await until('100 requests in flight', () => metric(`${own.base}/metrics`, 'gateway_http_requests_in_flight'), (n) => n >= 100);
+      const inFlight = await until(
+        '100 requests in flight',
+        () => metric(`${own.base}/metrics`, 'gateway_http_requests_in_flight'),
+        (n) => n >= 100,
+      );
       expect(inFlight).toBe(100);
     } finally {
       s.destroy();
@@ -90,9 +100,21 @@ describe('a request that does not arrive', () => {
     const s = session();
     try {
       const cases = [
-        { ':method': 'POST', ':path': '/graphql', 'content-type': 'application/json', 'content-length': '100', authorization: `Bearer ${gw.adminToken}` },
+        {
+          ':method': 'POST',
+          ':path': '/graphql',
+          'content-type': 'application/json',
+          'content-length': '100',
+          authorization: `Bearer ${gw.adminToken}`,
+        },
         { ':method': 'POST', ':path': '/graphql', 'content-type': 'application/json' },
-        { ':method': 'POST', ':path': '/zitadel.auth.v1.AuthService/GetMyUser', 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${gw.adminToken}` },
+        {
+          ':method': 'POST',
+          ':path': '/zitadel.auth.v1.AuthService/GetMyUser',
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          authorization: `Bearer ${gw.adminToken}`,
+        },
       ];
       const streams = cases.map((headers) => {
         const st = s.request(headers);
@@ -115,7 +137,7 @@ describe('a request that does not arrive', () => {
     }
   });
 
-  it('HTTP/1.1: a body that stops coming is answered 408 after HTTP_REQUEST_TIMEOUT_MS (node\'s default: 300 s)', async () => {
+  it("HTTP/1.1: a body that stops coming is answered 408 after HTTP_REQUEST_TIMEOUT_MS (node's default: 300 s)", async () => {
     const socket = await new Promise<Socket>((resolve) => {
       const c = connect(port, '127.0.0.1', () => resolve(c));
     });
@@ -186,7 +208,12 @@ describe('resets per client address', () => {
         await Promise.all(opened);
       }
       // (A session idle for HTTP2_IDLE_TIMEOUT_MS between the rounds may get its GOAWAY NO_ERROR first.)
-      await until('GOAWAY ENHANCE_YOUR_CALM', () => goaways, (codes) => codes.includes(h2.NGHTTP2_ENHANCE_YOUR_CALM), CAP_MS);
+      await until(
+        'GOAWAY ENHANCE_YOUR_CALM',
+        () => goaways,
+        (codes) => codes.includes(h2.NGHTTP2_ENHANCE_YOUR_CALM),
+        CAP_MS,
+      );
       // Its next connections are closed as they come, HTTP/1.1 too.
       await expect(get(`${gw.base}/health`, { localAddress: from })).rejects.toThrow();
       const again = session({ localAddress: from });

@@ -6,7 +6,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getIntrospectionQuery, Kind, parse, print, visit, type DefinitionNode, type DocumentNode, type FragmentDefinitionNode } from 'graphql';
+import {
+  getIntrospectionQuery,
+  Kind,
+  parse,
+  print,
+  visit,
+  type DefinitionNode,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+} from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generated/operations.ts';
 import { readResponse } from './support/net.ts';
@@ -48,7 +57,10 @@ function operationDocuments(): { name: string; query: string }[] {
           },
         });
       collect(op);
-      out.push({ name: `${file}: ${op.name?.value}`, query: print({ kind: Kind.DOCUMENT, definitions: [op, ...used.values()] } as DocumentNode) });
+      out.push({
+        name: `${file}: ${op.name?.value}`,
+        query: print({ kind: Kind.DOCUMENT, definitions: [op, ...used.values()] } as DocumentNode),
+      });
     }
   }
   return out;
@@ -87,7 +99,12 @@ describe('HTTP hardening (embedded stores)', () => {
     it('POST bodies a browser sends cross-site without a preflight (text/plain, forms) are refused with 403', async () => {
       const username = unique('form');
       const body = JSON.stringify({ query: mutationFor(username) });
-      for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      for (const type of [
+        'text/plain',
+        'text/plain;charset=UTF-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+      ]) {
         const res = await postRaw(gw.url, body, { ...auth(), 'content-type': type });
         expect(res.status, type).toBe(403);
         expect(res.json.errors[0].extensions.code).toBe('PERMISSION_DENIED');
@@ -120,7 +137,10 @@ describe('HTTP hardening (embedded stores)', () => {
         username: unique(tag),
         profile: { firstName: E(200), lastName: E(200), nickName: E(200), displayName: E(200), preferredLanguage: 'en' },
         email: { email: `${unique(tag)}@example.com`, isVerified: true },
-        metadata: Array.from({ length: MAX_METADATA_ENTRIES }, (_, i) => ({ key: `${i}-${E(200 - `${i}-`.length)}`, value: randomBytes(500_000).toString('base64') })),
+        metadata: Array.from({ length: MAX_METADATA_ENTRIES }, (_, i) => ({
+          key: `${i}-${E(200 - `${i}-`.length)}`,
+          value: randomBytes(500_000).toString('base64'),
+        })),
         idpLinks: Array.from({ length: MAX_IDP_LINKS }, (_, i) => ({ idpId, userId: `${tag}${i}-${E(190)}`, userName: E(200) })),
       });
       const first = input('big');
@@ -152,10 +172,14 @@ describe('HTTP hardening (embedded stores)', () => {
 
       // Chunked, no Content-Length: counted while it streams in.
       const chunked = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpRequest(gw.url, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (r) => {
-          let text = '';
-          r.on('data', (c) => (text += c)).on('end', () => resolve({ status: r.statusCode!, text }));
-        });
+        const req = httpRequest(
+          gw.url,
+          { method: 'POST', headers: { ...auth(), 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+          (r) => {
+            let text = '';
+            r.on('data', (c) => (text += c)).on('end', () => resolve({ status: r.statusCode!, text }));
+          },
+        );
         req.on('error', reject);
         const buf = Buffer.from(over);
         for (let i = 0; i < buf.length; i += 1 << 20) req.write(buf.subarray(i, i + (1 << 20)));
@@ -173,13 +197,44 @@ describe('HTTP hardening (embedded stores)', () => {
     const query = 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
     const email = { email: `${unique('var')}@example.com`, isVerified: true };
     const cases: [object, RegExp, string][] = [
-      [{ profile, email, password: { password: secret }, userName: 'ada' }, /^Variable "\$input" got an invalid value; Field "userName" is not defined by type "AddHumanUserInput"\.$/, 'input'],
-      [{ profile: { firstName: 'Ada' }, email, password: { password: secret } }, /^Variable "\$input" got an invalid value at "input\.profile"; Field "lastName" of required type "String!" was not provided\.$/, 'input.profile'],
-      [{ profile, email: { ...email, isVerified: secret }, password: { password: secret } }, /^Variable "\$input" got an invalid value at "input\.email\.isVerified"; Boolean cannot represent a non boolean value\.$/, 'input.email.isVerified'],
+      [
+        { profile, email, password: { password: secret }, userName: 'ada' },
+        /^Variable "\$input" got an invalid value; Field "userName" is not defined by type "AddHumanUserInput"\.$/,
+        'input',
+      ],
+      [
+        { profile: { firstName: 'Ada' }, email, password: { password: secret } },
+        /^Variable "\$input" got an invalid value at "input\.profile"; Field "lastName" of required type "String!" was not provided\.$/,
+        'input.profile',
+      ],
+      [
+        { profile, email: { ...email, isVerified: secret }, password: { password: secret } },
+        /^Variable "\$input" got an invalid value at "input\.email\.isVerified"; Boolean cannot represent a non boolean value\.$/,
+        'input.email.isVerified',
+      ],
       // A key or an enum value of the client's own is named only when it is a short name.
-      [{ profile: { ...profile, [secret]: 1 }, email }, /^Variable "\$input" got an invalid value at "input\.profile"; Field is not defined by type "ProfileInput"\.$/, 'input.profile'],
-      [{ profile: { ...profile, gender: secret }, email }, /^Variable "\$input" got an invalid value at "input\.profile\.gender"; Value does not exist in "Gender" enum\.$/, 'input.profile.gender'],
-      [{ profile, email, metadata: [{ key: 'k', value: 'aGk=' }, { key: 'k', value: '!!' }] }, /^Variable "\$input" got an invalid value at "input\.metadata\[1\]\.value"; /, 'input.metadata.1.value'],
+      [
+        { profile: { ...profile, [secret]: 1 }, email },
+        /^Variable "\$input" got an invalid value at "input\.profile"; Field is not defined by type "ProfileInput"\.$/,
+        'input.profile',
+      ],
+      [
+        { profile: { ...profile, gender: secret }, email },
+        /^Variable "\$input" got an invalid value at "input\.profile\.gender"; Value does not exist in "Gender" enum\.$/,
+        'input.profile.gender',
+      ],
+      [
+        {
+          profile,
+          email,
+          metadata: [
+            { key: 'k', value: 'aGk=' },
+            { key: 'k', value: '!!' },
+          ],
+        },
+        /^Variable "\$input" got an invalid value at "input\.metadata\[1\]\.value"; /,
+        'input.metadata.1.value',
+      ],
     ];
     for (const [input, message, field] of cases) {
       const res = await gw.raw({ query, variables: { input } });
@@ -212,7 +267,10 @@ describe('HTTP hardening (embedded stores)', () => {
     expect((await me()).sequence).toBe(before);
 
     // Variables that do not coerce stop everything before the first field: the status is theirs.
-    const badVariables = await gw.raw({ query: `mutation($i: UpdateMyProfileInput!) { ${field('a', `${name}V`)} b: updateMyProfile(input: $i) { details { sequence } } }`, variables: { i: { firstName: 1 } } });
+    const badVariables = await gw.raw({
+      query: `mutation($i: UpdateMyProfileInput!) { ${field('a', `${name}V`)} b: updateMyProfile(input: $i) { details { sequence } } }`,
+      variables: { i: { firstName: 1 } },
+    });
     expect(badVariables.status, badVariables.text).toBe(400);
     expect((await me()).sequence).toBe(before);
   });
@@ -222,7 +280,10 @@ describe('HTTP hardening (embedded stores)', () => {
     const bodyOf = (entries: number, userId: string) => {
       const pad = ` #${'x'.repeat(70_000)}`; // a GraphQL comment: past the 64 KiB that are never scanned
       const query = `mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }${pad}`;
-      return JSON.stringify({ query, variables: { input: { userId, profile, email: { email: `${unique('c')}@example.com` }, metadata: Array(entries).fill({}) } } });
+      return JSON.stringify({
+        query,
+        variables: { input: { userId, profile, email: { email: `${unique('c')}@example.com` }, metadata: Array(entries).fill({}) } },
+      });
     };
     const atLimit = await postRaw(gw.url, bodyOf(9_994, unique('at')), { ...auth(), 'content-type': 'application/json' });
     expect(atLimit.status).toBe(400);
@@ -259,9 +320,19 @@ describe('HTTP hardening (embedded stores)', () => {
     it('every operation in test/operations, the introspection query and federation queries pass the limits', async () => {
       const docs = operationDocuments();
       expect(docs.length).toBeGreaterThan(20);
-      const user = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('fed')}@example.com`, isVerified: true } } });
+      const user = await gw.send(AddHumanUserDocument, {
+        input: { profile, email: { email: `${unique('fed')}@example.com`, isVerified: true } },
+      });
       docs.push(
-        { name: 'introspection', query: getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true }) },
+        {
+          name: 'introspection',
+          query: getIntrospectionQuery({
+            descriptions: true,
+            specifiedByUrl: true,
+            directiveIsRepeatable: true,
+            inputValueDeprecation: true,
+          }),
+        },
         { name: '_service', query: 'query { _service { sdl } }' },
         {
           name: '_entities',
@@ -287,25 +358,37 @@ describe('HTTP hardening (embedded stores)', () => {
 
     it('too deep, too many aliases, too costly, too many tokens or directives: INVALID_ARGUMENT naming the limit', async () => {
       const nest = (n: number): string => (n === 0 ? 'name' : `ofType { ${nest(n - 1)} }`);
-      await refused(`{ __type(name: "User") { fields { type { ${nest(7)} } } } }`, new RegExp(`depth limit of ${armorLimits.maxDepth.n} exceeded`));
+      await refused(
+        `{ __type(name: "User") { fields { type { ${nest(7)} } } } }`,
+        new RegExp(`depth limit of ${armorLimits.maxDepth.n} exceeded`),
+      );
       const aliases = Array.from({ length: armorLimits.maxAliases.n + 1 }, (_, i) => `a${i}: me { id }`).join(' ');
       await refused(`{ ${aliases} }`, new RegExp(`Aliases limit of ${armorLimits.maxAliases.n} exceeded`));
-      const everyField = 'id username state resourceOwner details { sequence creationDate changeDate resourceOwner } profile { firstName lastName nickName displayName preferredLanguage gender } email { email isVerified } phone { phone isVerified } passwordChangeRequired hasPassword metadata { key value } idpLinks { idpId userId userName } u2fTokens { id name state }';
+      const everyField =
+        'id username state resourceOwner details { sequence creationDate changeDate resourceOwner } profile { firstName lastName nickName displayName preferredLanguage gender } email { email isVerified } phone { phone isVerified } passwordChangeRequired hasPassword metadata { key value } idpLinks { idpId userId userName } u2fTokens { id name state }';
       // The most a client can batch passes: every alias a `user` with test/operations' UserFields…
       const userDoc = parse(operationDocuments().find((d) => d.name.endsWith(': User'))!.query);
-      const userFragments = userDoc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => print(d)).join('\n');
-      const batch = Array.from({ length: armorLimits.maxAliases.n }, (_, i) => `u${i}: user(id: "${gw.adminId}") { ...UserFields }`).join(' ');
+      const userFragments = userDoc.definitions
+        .filter((d) => d.kind === Kind.FRAGMENT_DEFINITION)
+        .map((d) => print(d))
+        .join('\n');
+      const batch = Array.from({ length: armorLimits.maxAliases.n }, (_, i) => `u${i}: user(id: "${gw.adminId}") { ...UserFields }`).join(
+        ' ',
+      );
       const batched = await gw.raw({ query: `{ ${batch} }\n${userFragments}` });
       expect(batched.status, batched.text.slice(0, 300)).toBe(200);
       // …fragments spread into fragments multiply past the cost limit.
       const fanOut = `{ me { ...A } } fragment A on User { ...B ...B ...B ...B } fragment B on User { ...C ...C ...C ...C } fragment C on User { ${everyField} }`;
       await refused(fanOut, new RegExp(`Query Cost limit of ${armorLimits.costLimit.maxCost} exceeded`));
       await refused(`{ me { ${'id '.repeat(armorLimits.maxTokens.n)}} }`, new RegExp(`Token limit of ${armorLimits.maxTokens.n} exceeded`));
-      await refused(`{ me ${'@include(if: true) '.repeat(armorLimits.maxDirectives.n + 1)}{ id } }`, new RegExp(`Directives limit of ${armorLimits.maxDirectives.n} exceeded`));
+      await refused(
+        `{ me ${'@include(if: true) '.repeat(armorLimits.maxDirectives.n + 1)}{ id } }`,
+        new RegExp(`Directives limit of ${armorLimits.maxDirectives.n} exceeded`),
+      );
     });
   });
 
-  it('batching is off (yoga\'s default): an array body is refused with 400', async () => {
+  it("batching is off (yoga's default): an array body is refused with 400", async () => {
     const res = await gw.raw([{ query: '{ me { id } }' }, { query: '{ me { id } }' }]);
     expect(res.status).toBe(400);
     expect(onlyError(res).message).toBe('Batching is not supported.');
@@ -315,7 +398,12 @@ describe('HTTP hardening (embedded stores)', () => {
     const { hasher } = gw.gateway.deps;
     gw.gateway.deps.hasher = { ...hasher, hash: async () => Promise.reject(new Error('hasher exploded: internal detail')) };
     try {
-      const input = { username: unique('boom'), profile, email: { email: `${unique('boom')}@example.com`, isVerified: true }, password: { password: 'Sup3r$ecret!Pw' } };
+      const input = {
+        username: unique('boom'),
+        profile,
+        email: { email: `${unique('boom')}@example.com`, isVerified: true },
+        password: { password: 'Sup3r$ecret!Pw' },
+      };
       const res = await gw.send(AddHumanUserDocument, { input });
       expect(res.status).toBe(500);
       const err = onlyError(res);
@@ -328,13 +416,26 @@ describe('HTTP hardening (embedded stores)', () => {
 
       const lines = gw.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === requestId);
       expect(lines.find((l) => l.msg === 'unexpected error')?.error).toMatch(/hasher exploded/);
-      expect(lines.find((l) => l.msg === 'request')).toMatchObject({ status: 500, operationName: 'AddHumanUser', caller: gw.adminId, errors: ['INTERNAL'] });
+      expect(lines.find((l) => l.msg === 'request')).toMatchObject({
+        status: 500,
+        operationName: 'AddHumanUser',
+        caller: gw.adminId,
+        errors: ['INTERNAL'],
+      });
 
       // A request id the client sends (a harmless one) is kept; anything else is replaced.
-      const mine = await gw.send(AddHumanUserDocument, { input: { ...input, username: unique('boom') } }, { headers: { 'x-request-id': 'client-req-42' } });
+      const mine = await gw.send(
+        AddHumanUserDocument,
+        { input: { ...input, username: unique('boom') } },
+        { headers: { 'x-request-id': 'client-req-42' } },
+      );
       expect(mine.headers.get('x-request-id')).toBe('client-req-42');
       expect(onlyError(mine).extensions?.requestId).toBe('client-req-42');
-      const odd = await gw.send(AddHumanUserDocument, { input: { ...input, username: unique('boom') } }, { headers: { 'x-request-id': 'bad id\twith spaces' } });
+      const odd = await gw.send(
+        AddHumanUserDocument,
+        { input: { ...input, username: unique('boom') } },
+        { headers: { 'x-request-id': 'bad id\twith spaces' } },
+      );
       expect(odd.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     } finally {
       gw.gateway.deps.hasher = hasher;
@@ -346,7 +447,10 @@ describe('HTTP hardening (embedded stores)', () => {
     try {
       const statuses: number[] = [];
       for (let i = 0; i < 4; i++) {
-        const res = await postRaw(limited.url, JSON.stringify({ query: '{ __typename }' }), { 'content-type': 'application/json', 'x-forwarded-for': `198.51.100.${i}` });
+        const res = await postRaw(limited.url, JSON.stringify({ query: '{ __typename }' }), {
+          'content-type': 'application/json',
+          'x-forwarded-for': `198.51.100.${i}`,
+        });
         statuses.push(res.status);
       }
       expect(statuses).toEqual([200, 200, 200, 429]);
@@ -360,8 +464,16 @@ describe('HTTP hardening (embedded stores)', () => {
 
 describe('CORS per configuration', () => {
   const preflight = (url: string, origin: string) =>
-    fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' } });
-  const simple = (url: string, origin: string) => postRaw(url, JSON.stringify({ query: '{ __typename }' }), { 'content-type': 'application/json', origin });
+    fetch(url, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, idempotency-key',
+      },
+    });
+  const simple = (url: string, origin: string) =>
+    postRaw(url, JSON.stringify({ query: '{ __typename }' }), { 'content-type': 'application/json', origin });
 
   it('quick start: any localhost port may call; other origins get no CORS headers', async () => {
     const gw = await startGateway();
@@ -391,10 +503,16 @@ describe('CORS per configuration', () => {
     } finally {
       await closed.close();
     }
-    const open = await startGateway({ env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.com, https://admin.example.com' } });
+    const open = await startGateway({
+      env: { NODE_ENV: 'production', CORS_ORIGINS: 'https://app.example.com, https://admin.example.com' },
+    });
     try {
-      expect((await preflight(open.url, 'https://app.example.com')).headers.get('access-control-allow-origin')).toBe('https://app.example.com');
-      expect((await simple(open.url, 'https://admin.example.com')).headers.get('access-control-allow-origin')).toBe('https://admin.example.com');
+      expect((await preflight(open.url, 'https://app.example.com')).headers.get('access-control-allow-origin')).toBe(
+        'https://app.example.com',
+      );
+      expect((await simple(open.url, 'https://admin.example.com')).headers.get('access-control-allow-origin')).toBe(
+        'https://admin.example.com',
+      );
       expect((await simple(open.url, 'https://other.example.com')).headers.get('access-control-allow-origin')).toBeNull();
     } finally {
       await open.close();

@@ -30,7 +30,11 @@ async function outcomes(gw: TestGateway): Promise<Record<string, number>> {
   return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
 }
 const delta = (before: Record<string, number>, after: Record<string, number>) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+  Object.fromEntries(
+    Object.keys(after)
+      .map((k) => [k, after[k]! - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
 
 describe('url template reasons do not echo unbounded input', () => {
   it('a 1 MB template gets a short reason that still says what is wrong', () => {
@@ -128,7 +132,10 @@ function countingYoga(store: IdempotencyStore, caller = 'caller-1') {
     const res = await yoga.fetch('http://yoga/graphql', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ query: 'mutation($size: Int!, $delayMs: Int) { run(size: $size, delayMs: $delayMs) }', variables: { size, delayMs } }),
+      body: JSON.stringify({
+        query: 'mutation($size: Int!, $delayMs: Int) { run(size: $size, delayMs: $delayMs) }',
+        variables: { size, delayMs },
+      }),
     });
     const text = await res.text();
     return { status: res.status, replayed: res.headers.get('idempotency-replayed'), text, run: /"run (\d+) /.exec(text)?.[1] };
@@ -192,7 +199,7 @@ describe('the real gateway', () => {
   });
   afterAll(async () => gw?.close());
 
-  it('a keyed mutation document over the token limit gets armor\'s usual error and nothing is stored', async () => {
+  it("a keyed mutation document over the token limit gets armor's usual error and nothing is stored", async () => {
     const query = `mutation { ${'a '.repeat(armorLimits.maxTokens.n + 1)}}`;
     const key = unique('tokens-');
     const before = await outcomes(gw);
@@ -209,7 +216,11 @@ describe('the real gateway', () => {
 
   it('a 1 MB urlTemplate: a short INVALID_ARGUMENT answer, kept and replayed', async () => {
     const username = unique('tpl');
-    const input = { username, profile, email: { email: `${username}@example.com`, sendCode: { urlTemplate: `https://x.ch/{{${'x'.repeat(1 << 20)}}}` } } };
+    const input = {
+      username,
+      profile,
+      email: { email: `${username}@example.com`, sendCode: { urlTemplate: `https://x.ch/{{${'x'.repeat(1 << 20)}}}` } },
+    };
     const key = unique('tpl-');
     const first = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
     expect(first.status).toBe(400);

@@ -21,7 +21,11 @@ async function outcomes(gw: TestGateway): Promise<Record<string, number>> {
   return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
 }
 const delta = (before: Record<string, number>, after: Record<string, number>) =>
-  Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+  Object.fromEntries(
+    Object.keys(after)
+      .map((k) => [k, after[k]! - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
 
 function idempotencySuite(name: string, env: () => Record<string, string>) {
   describe(name, () => {
@@ -175,7 +179,11 @@ describeWith('redis', 'idempotency records and passwords', (redisUrl) => {
       expect(dump).not.toContain(password);
       // The attacker's test: the body with a guessed password, HMAC'd under the server secret alone.
       const guess = (pw: string) => {
-        const body = canonical({ query: print(AddHumanUserDocument), operationName: null, variables: { input: { ...input, password: { password: pw } } } });
+        const body = canonical({
+          query: print(AddHumanUserDocument),
+          operationName: null,
+          variables: { input: { ...input, password: { password: pw } } },
+        });
         return createHmac('sha256', secret).update(`body\n${body}`).digest('base64url');
       };
       for (const candidate of ['wrong-1!', password]) expect(dump, candidate).not.toContain(guess(candidate));
@@ -236,7 +244,9 @@ describeWith('redis', 'idempotency claims when the Redis connection drops', (red
   ownClaimSuite('in Redis', () => createRedisIdempotencyStore({ url: redisUrl, keyPrefix: unique('idem-own-') + ':' }));
 
   /** A store behind the test proxy (test/support/net.ts) and one straight to Redis, on one key prefix. */
-  async function behindProxy(test: (t: { proxy: Awaited<ReturnType<typeof faultyProxy>>; proxied: IdempotencyStore; direct: IdempotencyStore }) => Promise<void>) {
+  async function behindProxy(
+    test: (t: { proxy: Awaited<ReturnType<typeof faultyProxy>>; proxied: IdempotencyStore; direct: IdempotencyStore }) => Promise<void>,
+  ) {
     const proxy = await faultyProxy(redisUrl);
     await proxy.up();
     const keyPrefix = unique('idem-drop-') + ':';

@@ -62,10 +62,17 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
 
   it('/health is 200; /ready is 200, 503 promptly once Redis is gone, 200 again when it is back', async () => {
     expect(await getJson(`${base(gw)}/health`)).toMatchObject({ status: 200, body: { status: 'ok' } });
-    expect(await getJson(`${base(gw)}/ready`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { store: 'ok', redis: 'ok' } } });
+    expect(await getJson(`${base(gw)}/ready`)).toMatchObject({
+      status: 200,
+      body: { status: 'ready', checks: { store: 'ok', redis: 'ok' } },
+    });
 
     await redis.down();
-    const down = await until('readiness with Redis down', () => getJson(`${base(gw)}/ready`), (r) => r.status === 503);
+    const down = await until(
+      'readiness with Redis down',
+      () => getJson(`${base(gw)}/ready`),
+      (r) => r.status === 503,
+    );
     // The node-id lease (in Redis) outlives a short outage: only Redis is down.
     expect(down.body).toEqual({ status: 'not ready', checks: { store: 'ok', redis: 'down', node_id: 'ok' } });
     expect(down.ms, "bounded by the probe's own 1 s ping, not by the client's patience").toBeLessThan(PROMPT_MS);
@@ -73,7 +80,11 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
     expect((await getJson(`${base(gw)}/health`)).status).toBe(200);
 
     await redis.up();
-    const back = await until('readiness with Redis back', () => getJson(`${base(gw)}/ready`), (r) => r.status === 200);
+    const back = await until(
+      'readiness with Redis back',
+      () => getJson(`${base(gw)}/ready`),
+      (r) => r.status === 200,
+    );
     expect(back.body.checks).toEqual({ store: 'ok', redis: 'ok', node_id: 'ok' });
   });
 
@@ -91,18 +102,37 @@ describeWith('redis', 'health, readiness and metrics with Redis', () => {
     const res = await fetch(`${base(gw)}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
 
-    expect(sample(text, 'gateway_http_requests_total', { operation_type: 'mutation', root_field: 'addHumanUser', status: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'gateway_http_requests_total', { operation_type: 'mutation', root_field: 'addHumanUser', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'gateway_http_requests_total', { operation_type: 'mutation', root_field: 'setEmail', status: '404' })).toBe(1);
     expect(sample(text, 'gateway_http_requests_total', { operation_type: 'query', root_field: 'user', status: '200' })).toBe(1);
-    expect(sample(text, 'gateway_http_request_duration_seconds_count', { operation_type: 'mutation', root_field: 'addHumanUser' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'gateway_http_request_duration_seconds_bucket', { operation_type: 'query', root_field: 'user', le: '+Inf' })).toBe(1);
+    expect(
+      sample(text, 'gateway_http_request_duration_seconds_count', { operation_type: 'mutation', root_field: 'addHumanUser' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'gateway_http_request_duration_seconds_bucket', { operation_type: 'query', root_field: 'user', le: '+Inf' })).toBe(
+      1,
+    );
     expect(sample(text, 'gateway_graphql_errors_total', { code: 'NOT_FOUND' })).toBe(1);
-    expect(sample(text, 'gateway_store_duration_seconds_count', { backend: 'embedded', operation: 'append', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'gateway_store_duration_seconds_count', { backend: 'embedded', operation: 'load', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'gateway_redis_duration_seconds_count', { component: 'codes', operation: 'put', outcome: 'ok' })).toBeGreaterThanOrEqual(1);
-    expect(sample(text, 'gateway_redis_duration_seconds_count', { component: 'rate_limit', operation: 'hit', outcome: 'ok' })).toBeGreaterThanOrEqual(3);
+    expect(
+      sample(text, 'gateway_store_duration_seconds_count', { backend: 'embedded', operation: 'append', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'gateway_store_duration_seconds_count', { backend: 'embedded', operation: 'load', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'gateway_redis_duration_seconds_count', { component: 'codes', operation: 'put', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(text, 'gateway_redis_duration_seconds_count', { component: 'rate_limit', operation: 'hit', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(3);
     expect(sample(text, 'gateway_delivery_queued_total')).toBeGreaterThanOrEqual(1);
-    for (const name of ['gateway_delivery_retried_total', 'gateway_delivery_dead_lettered_total', 'gateway_delivery_enqueue_failed_total', 'gateway_http_requests_in_flight']) {
+    for (const name of [
+      'gateway_delivery_retried_total',
+      'gateway_delivery_dead_lettered_total',
+      'gateway_delivery_enqueue_failed_total',
+      'gateway_http_requests_in_flight',
+    ]) {
       expect(sample(text, name), name).toBeDefined();
     }
     expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
@@ -120,12 +150,21 @@ describeWith('mongo', 'readiness with MongoDB', (mongoUrl) => {
   it('/ready is 503 promptly while MongoDB is unreachable, and 200 again after', async () => {
     expect((await getJson(`${base(gw)}/ready`)).body.checks).toEqual({ mongodb: 'ok', node_id: 'ok' });
     await proxy.down();
-    const down = await until('readiness with MongoDB down', () => getJson(`${base(gw)}/ready`), (r) => r.status === 503);
+    const down = await until(
+      'readiness with MongoDB down',
+      () => getJson(`${base(gw)}/ready`),
+      (r) => r.status === 503,
+    );
     // The node-id lease (in MongoDB, without Redis) outlives a short outage.
     expect(down.body.checks).toEqual({ mongodb: 'down', node_id: 'ok' });
-    expect(down.ms, 'bounded by the probe\'s own 1 s ping, not by the read bound (120 s here) or the client').toBeLessThan(PROMPT_MS);
+    expect(down.ms, "bounded by the probe's own 1 s ping, not by the read bound (120 s here) or the client").toBeLessThan(PROMPT_MS);
     await proxy.up();
-    await until('readiness with MongoDB back', () => getJson(`${base(gw)}/ready`), (r) => r.status === 200, 30_000);
+    await until(
+      'readiness with MongoDB back',
+      () => getJson(`${base(gw)}/ready`),
+      (r) => r.status === 200,
+      30_000,
+    );
   });
 });
 
@@ -175,7 +214,14 @@ describe('structured logs', () => {
 describe('graceful shutdown of a gateway process on SIGTERM', () => {
   const slowUser = () => ({
     query: 'mutation AddHumanUser($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }',
-    variables: { input: { username: unique('slow'), profile, email: { email: `${unique('slow')}@example.com`, isVerified: true }, password: { password: 'Sl0w&Steady-pw' } } },
+    variables: {
+      input: {
+        username: unique('slow'),
+        profile,
+        email: { email: `${unique('slow')}@example.com`, isVerified: true },
+        password: { password: 'Sl0w&Steady-pw' },
+      },
+    },
   });
   const inFlight = async (metricsUrl: string) => sample(await (await fetch(metricsUrl)).text(), 'gateway_http_requests_in_flight') ?? 0;
   const refused = (port: number) =>
@@ -192,12 +238,24 @@ describe('graceful shutdown of a gateway process on SIGTERM', () => {
       const port = Number(new URL(gw.url).port);
       const started = Date.now();
       const pending = gw.post(slowUser());
-      await until('the request to be in flight', () => inFlight(`${gw.base}/metrics`), (n) => n >= 1, 5000);
+      await until(
+        'the request to be in flight',
+        () => inFlight(`${gw.base}/metrics`),
+        (n) => n >= 1,
+        5000,
+      );
       gw.child.kill('SIGTERM');
       const signalledAt = Date.now();
 
       // (A connection that reaches the closing listener's backlog is reset: only a refusal says it is closed.)
-      expect(await until('the listener to close', () => refused(port), (r) => r === 'ECONNREFUSED', 2000)).toBe('ECONNREFUSED');
+      expect(
+        await until(
+          'the listener to close',
+          () => refused(port),
+          (r) => r === 'ECONNREFUSED',
+          2000,
+        ),
+      ).toBe('ECONNREFUSED');
       const res = await pending;
       expect(res.status, res.text).toBe(200);
       expect(res.json.data.addHumanUser.userId).toMatch(/^\d+$/);
@@ -218,7 +276,12 @@ describe('graceful shutdown of a gateway process on SIGTERM', () => {
     const gw = await spawnGateway({ env: { BCRYPT_COST: '14', SHUTDOWN_TIMEOUT_MS: '300' } });
     try {
       const pending = gw.post(slowUser()).catch((err) => ({ status: -1, text: String(err?.cause?.code ?? err) }));
-      await until('the request to be in flight', () => inFlight(`${gw.base}/metrics`), (n) => n >= 1, 5000);
+      await until(
+        'the request to be in flight',
+        () => inFlight(`${gw.base}/metrics`),
+        (n) => n >= 1,
+        5000,
+      );
       const signalledAt = Date.now();
       gw.child.kill('SIGTERM');
       expect(await gw.exited).toBe(1);

@@ -36,7 +36,10 @@ async function expectLimited(send: () => Promise<Answer>, first: FirstHit) {
   expect(seconds).toBeLessThanOrEqual(Math.min(60, Math.ceil((first.to + 60_000 - sentAt) / 1000)));
   expect(res.json.errors).toHaveLength(1);
   expect(res.json.errors[0].extensions).toMatchObject({ code: 'RESOURCE_EXHAUSTED', grpcCode: 8 });
-  expect(res.json.errors[0].extensions.details[0]).toEqual({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` });
+  expect(res.json.errors[0].extensions.details[0]).toEqual({
+    '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+    retryDelay: `${seconds}s`,
+  });
   expect(res.headers.get('x-request-id')).toBeTruthy();
 }
 

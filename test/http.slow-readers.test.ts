@@ -20,7 +20,9 @@ async function withLargeUser(env: Record<string, string>): Promise<{ gw: ChildGa
   const metadata = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: randomBytes(500_000).toString('base64') }));
   const added = await gw.post({
     query: 'mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }',
-    variables: { input: { profile: { firstName: 'Large', lastName: 'Metadata' }, email: { email: 'large@example.com', isVerified: true }, metadata } },
+    variables: {
+      input: { profile: { firstName: 'Large', lastName: 'Metadata' }, email: { email: 'large@example.com', isVerified: true }, metadata },
+    },
   });
   const userId = added.json.data.addHumanUser.userId;
   const body = JSON.stringify({ query: 'query($id: ID!) { user(id: $id) { metadata { key value } } }', variables: { id: userId } });
@@ -59,7 +61,11 @@ describe('HTTP/1.1 peers that never read what they asked for', () => {
         const sockets = await Promise.all(Array.from({ length: PER_WAVE }, () => silentReader(port, request)));
         all.push(...sockets);
         if (wave === 1) firstWave.push(...sockets);
-        await until(`wave ${wave} cut`, async () => (watch(), await cuts(gw, 'write_timeout')) - cutBefore, (n) => n >= wave * PER_WAVE);
+        await until(
+          `wave ${wave} cut`,
+          async () => (watch(), await cuts(gw, 'write_timeout')) - cutBefore,
+          (n) => n >= wave * PER_WAVE,
+        );
         expect(await health(gw.base), `/health during wave ${wave}`).toBe(200);
       }
       watch();
@@ -80,13 +86,17 @@ describe('HTTP/1.1 peers that never read what they asked for', () => {
       for (const socket of all) socket.destroy();
     }
   });
-
 });
 
 describe('HTTP/2 peers with a zero flow-control window', () => {
   /** A POST of `body` on the session; resolves with the stream's RST_STREAM code (0: it ended normally) and the bytes it got. */
   const ask = (session: ClientHttp2Session, body: string, token: string) => {
-    const stream = session.request({ ':method': 'POST', ':path': '/graphql', 'content-type': 'application/json', authorization: `Bearer ${token}` });
+    const stream = session.request({
+      ':method': 'POST',
+      ':path': '/graphql',
+      'content-type': 'application/json',
+      authorization: `Bearer ${token}`,
+    });
     stream.on('error', () => {});
     let bytes = 0;
     stream.on('data', (d: Buffer) => (bytes += d.length));

@@ -42,7 +42,12 @@ function leaseSuite(name: string, open: (ns: string) => Promise<NodeIdLeaseStore
     const live: NodeIds[] = [];
     let ns = '';
     const lease = async (opts: { nodeId?: number; ttlMs?: number; now?: () => number; store?: NodeIdLeaseStore } = {}) => {
-      const ids = await leaseNodeId({ store: opts.store ?? (await open(ns)), ttlMs: opts.ttlMs ?? 5000, nodeId: opts.nodeId, now: opts.now });
+      const ids = await leaseNodeId({
+        store: opts.store ?? (await open(ns)),
+        ttlMs: opts.ttlMs ?? 5000,
+        nodeId: opts.nodeId,
+        now: opts.now,
+      });
       live.push(ids);
       return ids;
     };
@@ -102,7 +107,7 @@ function leaseSuite(name: string, open: (ns: string) => Promise<NodeIdLeaseStore
       expect(early).toBeInstanceOf(NodeIdTakenError);
       const behind = () => Date.now() - 3_600_000;
       let successor: NodeIds | undefined;
-      for (const giveUp = Date.now() + 30_000; !successor && Date.now() < giveUp; ) {
+      for (const giveUp = Date.now() + 30_000; !successor && Date.now() < giveUp;) {
         successor = await lease({ nodeId, ttlMs, now: behind }).catch(async (e) => {
           if (!(e instanceof NodeIdTakenError)) throw e;
           await sleep(100);
@@ -121,7 +126,7 @@ function leaseSuite(name: string, open: (ns: string) => Promise<NodeIdLeaseStore
 
       // The partition heals: the old holder finds its lease gone and leases another node id.
       cut = false;
-      for (const giveUp = Date.now() + 20_000; old.nodeId === null && Date.now() < giveUp; ) await sleep(100);
+      for (const giveUp = Date.now() + 20_000; old.nodeId === null && Date.now() < giveUp;) await sleep(100);
       expect(old.nodeId).not.toBeNull();
       expect(old.nodeId).not.toBe(nodeId);
       expect(nodeOf(old.next())).toBe(old.nodeId);
@@ -148,16 +153,26 @@ describeWith('redis', 'node-id leases in Redis', (url) => {
   leaseSuite('one Redis', (ns) => createRedisLeaseStore({ url, keyPrefix: `${ns}:` }));
 });
 
-describeRequiring(inject('redisServerBin'), 'redis-server not found (these tests start a Redis Cluster of their own)', 'node-id leases in a Redis Cluster', () => {
-  let cluster: RedisCluster;
-  beforeAll(async () => {
-    cluster = await startRedisCluster(inject('redisServerBin'));
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  leaseSuite('Redis Cluster', (ns) => createRedisLeaseStore({ url: { kind: 'cluster', nodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })) }, keyPrefix: `${ns}:` }));
-});
+describeRequiring(
+  inject('redisServerBin'),
+  'redis-server not found (these tests start a Redis Cluster of their own)',
+  'node-id leases in a Redis Cluster',
+  () => {
+    let cluster: RedisCluster;
+    beforeAll(async () => {
+      cluster = await startRedisCluster(inject('redisServerBin'));
+    });
+    afterAll(async () => {
+      await cluster?.stop();
+    });
+    leaseSuite('Redis Cluster', (ns) =>
+      createRedisLeaseStore({
+        url: { kind: 'cluster', nodes: cluster.ports.map((port) => ({ host: '127.0.0.1', port })) },
+        keyPrefix: `${ns}:`,
+      }),
+    );
+  },
+);
 
 describeWith('mongo', 'node-id leases in MongoDB', (url) => {
   leaseSuite('MongoDB', (ns) => createMongoLeaseStore({ url, dbName: `leases_${ns}` }));
@@ -170,82 +185,98 @@ function leasedNodeId(gw: ChildGateway): { nodeId: number; lease: string } {
   return line;
 }
 
-describeRequiring(inject('redisServerBin'), 'redis-server not found (this test starts a Redis of its own)', 'gateway processes on one Redis', () => {
-  // A Redis of its own: no other test's gateway can lease the node id this one frees and takes again.
-  let redis: Awaited<ReturnType<typeof ownRedis>>;
-  beforeAll(async () => {
-    redis = await ownRedis(inject('redisServerBin'));
-  });
-  afterAll(async () => {
-    await redis?.close();
-  });
+describeRequiring(
+  inject('redisServerBin'),
+  'redis-server not found (this test starts a Redis of its own)',
+  'gateway processes on one Redis',
+  () => {
+    // A Redis of its own: no other test's gateway can lease the node id this one frees and takes again.
+    let redis: Awaited<ReturnType<typeof ownRedis>>;
+    beforeAll(async () => {
+      redis = await ownRedis(inject('redisServerBin'));
+    });
+    afterAll(async () => {
+      await redis?.close();
+    });
 
-  it('lease different node ids; GATEWAY_NODE_ID held by a running one refuses to start; released at stop, it starts', async () => {
-    const env = { REDIS_URL: redis.url, CODE_HMAC_KEY: 'lease-test-key', RUN_WORKER: 'false' };
-    const a = await spawnGateway({ env });
-    const b = await spawnGateway({ env });
-    try {
-      const [la, lb] = [leasedNodeId(a), leasedNodeId(b)];
-      expect(la.lease).toBe('redis');
-      expect(lb.lease).toBe('redis');
-      expect(la.nodeId).not.toBe(lb.nodeId);
-
-      const refused = await spawnGateway({ env: { ...env, GATEWAY_NODE_ID: String(la.nodeId) } }).catch((e) => e);
-      expect(String(refused?.message)).toMatch(new RegExp(`GATEWAY_NODE_ID=${la.nodeId} is leased by another gateway`));
-
-      expect(await a.stop()).toBe(0);
-      const c = await spawnGateway({ env: { ...env, GATEWAY_NODE_ID: String(la.nodeId) } });
+    it('lease different node ids; GATEWAY_NODE_ID held by a running one refuses to start; released at stop, it starts', async () => {
+      const env = { REDIS_URL: redis.url, CODE_HMAC_KEY: 'lease-test-key', RUN_WORKER: 'false' };
+      const a = await spawnGateway({ env });
+      const b = await spawnGateway({ env });
       try {
-        expect(leasedNodeId(c).nodeId).toBe(la.nodeId);
-        // Its ids carry that node id.
-        const added = await c.post({ query: 'mutation { addHumanUser(input: { profile: { firstName: "N", lastName: "Id" }, email: { email: "n.id@example.com" } }) { userId } }' });
-        expect(added.json.errors, added.text).toBeUndefined();
-        expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(la.nodeId);
+        const [la, lb] = [leasedNodeId(a), leasedNodeId(b)];
+        expect(la.lease).toBe('redis');
+        expect(lb.lease).toBe('redis');
+        expect(la.nodeId).not.toBe(lb.nodeId);
+
+        const refused = await spawnGateway({ env: { ...env, GATEWAY_NODE_ID: String(la.nodeId) } }).catch((e) => e);
+        expect(String(refused?.message)).toMatch(new RegExp(`GATEWAY_NODE_ID=${la.nodeId} is leased by another gateway`));
+
+        expect(await a.stop()).toBe(0);
+        const c = await spawnGateway({ env: { ...env, GATEWAY_NODE_ID: String(la.nodeId) } });
+        try {
+          expect(leasedNodeId(c).nodeId).toBe(la.nodeId);
+          // Its ids carry that node id.
+          const added = await c.post({
+            query:
+              'mutation { addHumanUser(input: { profile: { firstName: "N", lastName: "Id" }, email: { email: "n.id@example.com" } }) { userId } }',
+          });
+          expect(added.json.errors, added.text).toBeUndefined();
+          expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(la.nodeId);
+        } finally {
+          await c.stop();
+        }
       } finally {
-        await c.stop();
+        await a.stop();
+        await b.stop();
       }
-    } finally {
-      await a.stop();
-      await b.stop();
-    }
-  });
-  it('a gateway whose lease is taken from it is not ready and creates nothing until it holds one again', async () => {
-    const nodeId = 900;
-    const env = { REDIS_URL: redis.url, CODE_HMAC_KEY: 'lease-test-key', RUN_WORKER: 'false', GATEWAY_NODE_ID: String(nodeId), NODE_ID_LEASE_TTL_MS: '3000' };
-    const gw = await spawnGateway({ env });
-    const direct = new Redis(redis.url);
-    const ready = async () => {
-      const res = await fetch(`${gw.base}/ready`);
-      return { status: res.status, checks: ((await res.json()) as { checks: Record<string, string> }).checks };
-    };
-    const until = async (want: number) => {
-      for (let t = Date.now(); Date.now() - t < 10_000; await new Promise((r) => setTimeout(r, 50))) {
-        const r = await ready();
-        if (r.status === want) return r;
+    });
+    it('a gateway whose lease is taken from it is not ready and creates nothing until it holds one again', async () => {
+      const nodeId = 900;
+      const env = {
+        REDIS_URL: redis.url,
+        CODE_HMAC_KEY: 'lease-test-key',
+        RUN_WORKER: 'false',
+        GATEWAY_NODE_ID: String(nodeId),
+        NODE_ID_LEASE_TTL_MS: '3000',
+      };
+      const gw = await spawnGateway({ env });
+      const direct = new Redis(redis.url);
+      const ready = async () => {
+        const res = await fetch(`${gw.base}/ready`);
+        return { status: res.status, checks: ((await res.json()) as { checks: Record<string, string> }).checks };
+      };
+      const until = async (want: number) => {
+        for (let t = Date.now(); Date.now() - t < 10_000; await new Promise((r) => setTimeout(r, 50))) {
+          const r = await ready();
+          if (r.status === want) return r;
+        }
+        throw new Error(`/ready did not answer ${want} within 10 s`);
+      };
+      const add = (email: string) =>
+        gw.post({
+          query: `mutation { addHumanUser(input: { profile: { firstName: "N", lastName: "Id" }, email: { email: "${email}" } }) { userId } }`,
+        });
+      try {
+        expect(await ready()).toEqual({ status: 200, checks: { store: 'ok', redis: 'ok', node_id: 'ok' } });
+        // Another holder takes the lease (as after this gateway was paused past its TTL).
+        await direct.set(`{node-ids}:lease:${nodeId}`, 'another-gateway', 'PX', 60_000);
+        expect(await until(503)).toEqual({ status: 503, checks: { store: 'ok', redis: 'ok', node_id: 'down' } });
+        const refused = await add('no.lease@example.com');
+        expect(refused.json.errors?.[0]?.extensions?.code, refused.text).toBe('UNAVAILABLE');
+        // Freed, it is leased again: ready, and its ids carry the node id.
+        await direct.del(`{node-ids}:lease:${nodeId}`);
+        expect((await until(200)).checks.node_id).toBe('ok');
+        const added = await add('leased.again@example.com');
+        expect(added.json.errors, added.text).toBeUndefined();
+        expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(nodeId);
+      } finally {
+        direct.disconnect();
+        await gw.stop();
       }
-      throw new Error(`/ready did not answer ${want} within 10 s`);
-    };
-    const add = (email: string) =>
-      gw.post({ query: `mutation { addHumanUser(input: { profile: { firstName: "N", lastName: "Id" }, email: { email: "${email}" } }) { userId } }` });
-    try {
-      expect(await ready()).toEqual({ status: 200, checks: { store: 'ok', redis: 'ok', node_id: 'ok' } });
-      // Another holder takes the lease (as after this gateway was paused past its TTL).
-      await direct.set(`{node-ids}:lease:${nodeId}`, 'another-gateway', 'PX', 60_000);
-      expect(await until(503)).toEqual({ status: 503, checks: { store: 'ok', redis: 'ok', node_id: 'down' } });
-      const refused = await add('no.lease@example.com');
-      expect(refused.json.errors?.[0]?.extensions?.code, refused.text).toBe('UNAVAILABLE');
-      // Freed, it is leased again: ready, and its ids carry the node id.
-      await direct.del(`{node-ids}:lease:${nodeId}`);
-      expect((await until(200)).checks.node_id).toBe('ok');
-      const added = await add('leased.again@example.com');
-      expect(added.json.errors, added.text).toBeUndefined();
-      expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(nodeId);
-    } finally {
-      direct.disconnect();
-      await gw.stop();
-    }
-  });
-});
+    });
+  },
+);
 
 describeWith('mongo', 'gateway processes on MongoDB without Redis', (url) => {
   it('lease different node ids in MongoDB', async () => {
@@ -256,7 +287,10 @@ describeWith('mongo', 'gateway processes on MongoDB without Redis', (url) => {
       const [la, lb] = [leasedNodeId(a), leasedNodeId(b)];
       expect([la.lease, lb.lease]).toEqual(['mongodb', 'mongodb']);
       expect(la.nodeId).not.toBe(lb.nodeId);
-      const added = await b.post({ query: 'mutation { addHumanUser(input: { profile: { firstName: "M", lastName: "Id" }, email: { email: "m.id@example.com" } }) { userId } }' });
+      const added = await b.post({
+        query:
+          'mutation { addHumanUser(input: { profile: { firstName: "M", lastName: "Id" }, email: { email: "m.id@example.com" } }) { userId } }',
+      });
       expect(added.json.errors, added.text).toBeUndefined();
       expect(nodeOf(added.json.data.addHumanUser.userId)).toBe(lb.nodeId);
     } finally {

@@ -10,11 +10,18 @@ describe('logger', () => {
     logger.log('debug', 'not at info level', { userId: 'u2' });
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!);
-    expect(line).toMatchObject({ level: 'info', msg: 'hello', userId: 'u1', password: '[redacted]', job: { kind: 'k', code: '[redacted]' }, list: [1] });
+    expect(line).toMatchObject({
+      level: 'info',
+      msg: 'hello',
+      userId: 'u1',
+      password: '[redacted]',
+      job: { kind: 'k', code: '[redacted]' },
+      list: [1],
+    });
     expect(lines[0]).not.toMatch(/Pw-top-1!|ABC123/);
   });
 
-  it('leaves the caller\'s object untouched', () => {
+  it("leaves the caller's object untouched", () => {
     const fields = { job: { code: 'XYZ789' } };
     createLogger('info', () => {}).log('info', 'x', fields);
     expect(fields.job.code).toBe('XYZ789');

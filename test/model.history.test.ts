@@ -15,7 +15,14 @@ const publicKey = 'cHVibGljLWtleS10aGF0LXN0YXlzLWluc2lkZQ';
 const clientSecret = 'oidc-client-s3cr3t-value';
 const sealed = seal(randomBytes(32), 'idp-1', clientSecret);
 const metadataXml = Buffer.from('<md:EntityDescriptor entityID="https://sp.example.com"/>').toString('base64');
-const profile: Profile = { firstName: 'Ada', lastName: 'Lovelace', nickName: null, displayName: 'Ada L.', preferredLanguage: 'en', gender: 'GENDER_FEMALE' };
+const profile: Profile = {
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  nickName: null,
+  displayName: 'Ada L.',
+  preferredLanguage: 'en',
+  gender: 'GENDER_FEMALE',
+};
 const oidc = {
   issuer: 'https://issuer.example.com',
   clientId: 'client-1',
@@ -43,7 +50,13 @@ const samples = [
   userEvent.phoneChanged('+41791112233', false),
   userEvent.phoneVerified(),
   userEvent.passwordChanged(hash, false),
-  userEvent.u2fAdded({ id: 'u2f-1', challenge, rpId: 'example.com', origins: ['https://example.com'], expiresAt: '2030-01-01T00:00:00.000Z' }),
+  userEvent.u2fAdded({
+    id: 'u2f-1',
+    challenge,
+    rpId: 'example.com',
+    origins: ['https://example.com'],
+    expiresAt: '2030-01-01T00:00:00.000Z',
+  }),
   userEvent.u2fVerified({ id: 'u2f-1', name: 'key', credentialId: 'cred-1', publicKey, counter: 3, transports: ['usb'] }),
   userEvent.memberOfRecorded('org-1'),
   orgEvent.added('Acme', 'acme.example.com'),
@@ -78,9 +91,18 @@ describe('summarize', () => {
   });
 
   it('shows that a secret was set, and metadata by its keys', () => {
-    expect(changesOf(samples[0]!)).toMatchObject({ password: null, metadata: '["team"]', passwordChangeRequired: 'true', email: 'ada@example.com' });
+    expect(changesOf(samples[0]!)).toMatchObject({
+      password: null,
+      metadata: '["team"]',
+      passwordChangeRequired: 'true',
+      email: 'ada@example.com',
+    });
     expect(changesOf(userEvent.passwordChanged(hash, true))).toEqual({ password: null, passwordChangeRequired: 'true' });
-    expect(changesOf(idpEvent.oidcAdded('Corp', oidc, sealed))).toMatchObject({ name: 'Corp', clientSecret: null, scopes: '["openid","email"]' });
+    expect(changesOf(idpEvent.oidcAdded('Corp', oidc, sealed))).toMatchObject({
+      name: 'Corp',
+      clientSecret: null,
+      scopes: '["openid","email"]',
+    });
     // A secret that was not set is not listed at all.
     expect(changesOf(idpEvent.oidcChanged(oidc, null))).not.toHaveProperty('clientSecret');
     expect(changesOf(idpEvent.oidcAdded('Corp', oidc, null))).not.toHaveProperty('clientSecret');
@@ -99,17 +121,26 @@ describe('summarize', () => {
   });
 
   it('leaves out any field the allowlist does not name, and an unknown type shows only its type', () => {
-    const extra = { type: userEvents.emailChanged, payload: { email: 'a@example.com', isVerified: true, code: 'H9YUV6', passwordHash: hash } };
+    const extra = {
+      type: userEvents.emailChanged,
+      payload: { email: 'a@example.com', isVerified: true, code: 'H9YUV6', passwordHash: hash },
+    };
     expect(summarize(extra as never).changes).toEqual([
       { field: 'email', value: 'a@example.com' },
       { field: 'email.isVerified', value: 'true' },
     ]);
-    expect(summarize({ type: 'user.something-new', payload: { password: 'clear' } } as never)).toEqual({ type: 'user.something-new', changes: [] });
+    expect(summarize({ type: 'user.something-new', payload: { password: 'clear' } } as never)).toEqual({
+      type: 'user.something-new',
+      changes: [],
+    });
     expect(summarize({ type: 'toString', payload: {} } as never)).toEqual({ type: 'toString', changes: [] });
   });
 
   it('takes events written before a field existed (older IDP events without mappings)', () => {
-    const older = { type: idpEvents.oidcAdded, payload: { name: 'Old', issuer: 'https://old.example.com', clientId: 'c', clientSecret: null } };
+    const older = {
+      type: idpEvents.oidcAdded,
+      payload: { name: 'Old', issuer: 'https://old.example.com', clientId: 'c', clientSecret: null },
+    };
     expect(summarize(older as never).changes).toEqual([
       { field: 'name', value: 'Old' },
       { field: 'issuer', value: 'https://old.example.com' },

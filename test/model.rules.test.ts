@@ -62,7 +62,24 @@ describe('email', () => {
 
   it('rejects malformed addresses', () => {
     const long = 'x'.repeat(65);
-    for (const s of ['a', 'a@', '@b.ch', 'a@b', 'a b@c.ch', 'a@-b.ch', 'a@b..ch', 'a@b@c.ch', '.a@b.ch', 'a..b@c.ch', 'a@b.123', 'a@1.2.3.4', `${long}@b.ch`, `a@${'b'.repeat(64)}.ch`, 'a@xn--zz.ch', 'a\u0001@b.ch']) {
+    for (const s of [
+      'a',
+      'a@',
+      '@b.ch',
+      'a@b',
+      'a b@c.ch',
+      'a@-b.ch',
+      'a@b..ch',
+      'a@b@c.ch',
+      '.a@b.ch',
+      'a..b@c.ch',
+      'a@b.123',
+      'a@1.2.3.4',
+      `${long}@b.ch`,
+      `a@${'b'.repeat(64)}.ch`,
+      'a@xn--zz.ch',
+      'a\u0001@b.ch',
+    ]) {
       expect(isValidEmail(s), s).toBe(false);
     }
   });
@@ -80,7 +97,10 @@ describe('url template', () => {
     const unknown = parseUrlTemplate('https://x.ch/?a={{.Foo}}');
     expect(unknown).toMatchObject({ ok: false, reason: expect.stringContaining('unknown placeholder') });
     expect(parseUrlTemplate('https://x.ch/?a={{.Code')).toMatchObject({ ok: false, reason: expect.stringContaining('unclosed') });
-    expect(parseUrlTemplate('https://x.ch/?a={{.Code {{.UserID}}')).toMatchObject({ ok: false, reason: expect.stringContaining('unclosed') });
+    expect(parseUrlTemplate('https://x.ch/?a={{.Code {{.UserID}}')).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('unclosed'),
+    });
     expect(parseUrlTemplate('https://x.ch/?a=.Code}}')).toMatchObject({ ok: false, reason: expect.stringContaining('"}}"') });
   });
 

@@ -33,8 +33,12 @@ describe('secret box', () => {
       expect(() => open(key, 'idp-a', flip(sealed, part)), part).toThrow(SecretBoxError);
     }
     const parts = partsOf(sealed);
-    expect(() => open(key, 'idp-a', { ...parts, data: Buffer.concat([Buffer.from(parts.data, 'base64'), Buffer.from([0])]).toString('base64') })).toThrow(SecretBoxError);
-    expect(() => open(key, 'idp-a', { ...parts, tag: Buffer.from(parts.tag, 'base64').subarray(0, 12).toString('base64') })).toThrow(SecretBoxError);
+    expect(() =>
+      open(key, 'idp-a', { ...parts, data: Buffer.concat([Buffer.from(parts.data, 'base64'), Buffer.from([0])]).toString('base64') }),
+    ).toThrow(SecretBoxError);
+    expect(() => open(key, 'idp-a', { ...parts, tag: Buffer.from(parts.tag, 'base64').subarray(0, 12).toString('base64') })).toThrow(
+      SecretBoxError,
+    );
     expect(() => open(key, 'idp-a', 'v2:' + sealed.slice(3))).toThrow(SecretBoxError);
     expect(() => open(key, 'idp-a', 'garbage')).toThrow(SecretBoxError);
   });

@@ -11,7 +11,13 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UpdateHumanPhoneDocument, VerifyEmailDocument, VerifyPhoneDocument } from './generated/operations.ts';
+import {
+  AddHumanUserDocument,
+  SetEmailDocument,
+  UpdateHumanPhoneDocument,
+  VerifyEmailDocument,
+  VerifyPhoneDocument,
+} from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
@@ -27,7 +33,8 @@ const CODE_HMAC_KEY = 'at-rest-key';
 const LOOSE = { CODE_MAX_ATTEMPTS: '1000000', RATE_LIMIT_PER_CALLER_PER_MINUTE: '0', RUN_WORKER: 'false' };
 
 /** Every standalone 6-character token, upper-cased (verification ignores case). */
-const tokens = (text: string) => new Set([...text.matchAll(/(?<![A-Za-z0-9])[A-Za-z0-9]{6}(?![A-Za-z0-9])/g)].map((m) => m[0].toUpperCase()));
+const tokens = (text: string) =>
+  new Set([...text.matchAll(/(?<![A-Za-z0-9])[A-Za-z0-9]{6}(?![A-Za-z0-9])/g)].map((m) => m[0].toUpperCase()));
 
 interface Pending {
   userId: string;
@@ -81,7 +88,15 @@ describeWith('redis', 'no clear code at rest in Redis or its append-only file', 
     smtp = await startSmtp();
     sms = await startSmsProvider();
     gw = await startGateway({
-      env: { ...LOOSE, REDIS_URL: redis.url, CODE_HMAC_KEY, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMS_WEBHOOK_URL: sms.url, DELIVERY_BACKOFF_MS: '50' },
+      env: {
+        ...LOOSE,
+        REDIS_URL: redis.url,
+        CODE_HMAC_KEY,
+        SMTP_HOST: '127.0.0.1',
+        SMTP_PORT: String(smtp.port),
+        SMS_WEBHOOK_URL: sms.url,
+        DELIVERY_BACKOFF_MS: '50',
+      },
     });
   });
   afterAll(async () => {
@@ -96,7 +111,11 @@ describeWith('redis', 'no clear code at rest in Redis or its append-only file', 
     // A plain-command rewrite: an RDB preamble would compress the values and hide them from the scan.
     await admin.config('SET', 'aof-use-rdb-preamble', 'no');
     await admin.bgrewriteaof();
-    await until(async () => /aof_rewrite_in_progress:0[\s\S]*aof_rewrite_scheduled:0/.test(await admin.info('persistence')), 10_000, 'the AOF rewrite');
+    await until(
+      async () => /aof_rewrite_in_progress:0[\s\S]*aof_rewrite_scheduled:0/.test(await admin.info('persistence')),
+      10_000,
+      'the AOF rewrite',
+    );
     expect(await admin.info('persistence')).toMatch(/aof_last_bgrewrite_status:ok/);
   }
 

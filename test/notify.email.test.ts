@@ -171,7 +171,11 @@ function emailSuite(name: string, env: () => Record<string, string>, redisUrl?: 
 
 emailSuite('verification mail (embedded stores, in-process queue)', () => ({}));
 describeWith('redis', 'verification mail with Redis', (url) => {
-  emailSuite('the same suite (Redis stream queue)', () => ({ REDIS_URL: url, CODE_HMAC_KEY: 'mail-key', DELIVERY_KEY_PREFIX: `${unique('mailtest')}:` }), () => url);
+  emailSuite(
+    'the same suite (Redis stream queue)',
+    () => ({ REDIS_URL: url, CODE_HMAC_KEY: 'mail-key', DELIVERY_KEY_PREFIX: `${unique('mailtest')}:` }),
+    () => url,
+  );
 });
 
 describe('the verification mail itself', () => {
@@ -191,8 +195,8 @@ describe('the verification mail itself', () => {
     expect(mail.text).toContain('valid for 1 hour');
   });
   it('a template that cannot be rendered is a permanent failure', () => {
-    expect(() => composeVerificationEmail({ ...job, urlTemplate: 'https://x/{{.Nope}}' }, { defaultUrlTemplate: DEFAULT_URL, codeTtlSeconds: 600 })).toThrow(
-      /cannot be rendered/,
-    );
+    expect(() =>
+      composeVerificationEmail({ ...job, urlTemplate: 'https://x/{{.Nope}}' }, { defaultUrlTemplate: DEFAULT_URL, codeTtlSeconds: 600 }),
+    ).toThrow(/cannot be rendered/);
   });
 });

@@ -29,7 +29,14 @@ const testCode = () => `Q${Math.random().toString(36).slice(2, 7).toUpperCase().
 const seal = createCodeSeal('queue-test-key');
 
 function job(to: string, code = testCode()): DeliveryJob {
-  return { kind: 'verify-email-on-create', userId: unique('u'), orgId: 'org-1', to, code, urlTemplate: 'https://app.example/v?c={{.Code}}' };
+  return {
+    kind: 'verify-email-on-create',
+    userId: unique('u'),
+    orgId: 'org-1',
+    to,
+    code,
+    urlTemplate: 'https://app.example/v?c={{.Code}}',
+  };
 }
 
 it('backoff doubles from DELIVERY_BACKOFF_MS and stops at the cap', () => {
@@ -51,11 +58,15 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       ...extra,
     });
     const newQueue = async (prefix: string, claimIdleMs = 60_000): Promise<DeliveryQueue> => {
-      const q = kind === 'redis' ? await createRedisQueue({ url: redisUrl(), keyPrefix: prefix, claimIdleMs, maxBlockMs: 200 }) : createMemoryQueue({ claimIdleMs });
+      const q =
+        kind === 'redis'
+          ? await createRedisQueue({ url: redisUrl(), keyPrefix: prefix, claimIdleMs, maxBlockMs: 200 })
+          : createMemoryQueue({ claimIdleMs });
       cleanups.push(() => q.close());
       return q;
     };
-    const smtpSender = (smtp: SmtpCatcher) => createSmtpSender(loadConfig({ SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_FROM: 'q@auth.example' }));
+    const smtpSender = (smtp: SmtpCatcher) =>
+      createSmtpSender(loadConfig({ SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_FROM: 'q@auth.example' }));
     const worker = (queue: DeliveryQueue, smtp: SmtpCatcher, extra: { maxTries?: number; name?: string } = {}) => {
       const metrics = createDeliveryMetrics();
       const w: DeliveryWorker = startWorker({
@@ -83,7 +94,13 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       const smtp = await startSmtp({ listen: false }); // nothing listens on its port yet
       cleanups.push(() => smtp.stop());
       const gw: TestGateway = await startGateway({
-        env: env({ SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), DELIVERY_BACKOFF_MS: '100', DELIVERY_MAX_BACKOFF_MS: '400', DELIVERY_MAX_TRIES: '30' }),
+        env: env({
+          SMTP_HOST: '127.0.0.1',
+          SMTP_PORT: String(smtp.port),
+          DELIVERY_BACKOFF_MS: '100',
+          DELIVERY_MAX_BACKOFF_MS: '400',
+          DELIVERY_MAX_TRIES: '30',
+        }),
       });
       cleanups.push(() => gw.close());
       const email = `${unique('late')}@example.com`;
@@ -105,7 +122,12 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       expect(metrics).toMatchObject({ queued: 1, sent: 1, deadLettered: 0 });
       const warnings = gw.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'notification failed, will retry');
       expect(warnings.length).toBeGreaterThanOrEqual(3);
-      expect(warnings[0]).toMatchObject({ kind: 'verify-email-on-create', to: expect.stringMatching(/^l\*\*\*@example\.com$/), attempt: 1, retryInMs: 100 });
+      expect(warnings[0]).toMatchObject({
+        kind: 'verify-email-on-create',
+        to: expect.stringMatching(/^l\*\*\*@example\.com$/),
+        attempt: 1,
+        retryInMs: 100,
+      });
       expect(warnings[1]).toMatchObject({ attempt: 2, retryInMs: 200 });
 
       const userId = res.data!.addHumanUser.userId;
@@ -132,7 +154,17 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       expect(letter!.to).toBe(`n***@example.com`);
       expect(letter!.error).toMatch(/451/);
       expect(JSON.stringify(letter)).not.toContain(doomed.code);
-      expect(Object.keys(letter!).sort()).toEqual(['attempts', 'enqueuedAt', 'error', 'failedAt', 'jobId', 'kind', 'orgId', 'to', 'userId']);
+      expect(Object.keys(letter!).sort()).toEqual([
+        'attempts',
+        'enqueuedAt',
+        'error',
+        'failedAt',
+        'jobId',
+        'kind',
+        'orgId',
+        'to',
+        'userId',
+      ]);
       expect(smtp.recipientsTried.filter((r) => r === doomed.to)).toHaveLength(3);
       expect(smtp.mails).toEqual([]);
       expect(metrics).toMatchObject({ sent: 0, retried: 2, deadLettered: 1 });
@@ -152,7 +184,9 @@ function queueSuite(name: string, kind: 'memory' | 'redis', redisUrl: () => stri
       let takenTo: string;
       if (kind === 'redis') {
         // A real process reads the first job with XREADGROUP and is killed with SIGKILL before acknowledging.
-        const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/queue-taker.ts', redisUrl(), prefix], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/queue-taker.ts', redisUrl(), prefix], {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
         cleanups.push(async () => child.exitCode === null && child.kill('SIGKILL'));
         const line = await new Promise<string>((resolve, reject) => {
           createInterface({ input: child.stdout! }).once('line', resolve);
@@ -234,7 +268,9 @@ describeWith('redis', 'Redis killed and restarted with AOF while jobs are queued
     redis = await ownRedis(inject('redisServerBin'), { persistence: 'aof' });
     smtp = await startSmtp();
     // No worker in the gateway: the jobs stay queued until the test starts one.
-    gw = await startGateway({ env: { REDIS_URL: redis.url, CODE_HMAC_KEY: 'aof-key', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), RUN_WORKER: 'false' } });
+    gw = await startGateway({
+      env: { REDIS_URL: redis.url, CODE_HMAC_KEY: 'aof-key', SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), RUN_WORKER: 'false' },
+    });
   });
   afterAll(async () => {
     await gw?.close();

@@ -15,7 +15,11 @@ function limiterSuite(name: string, open: () => Promise<RateLimiter>) {
       try {
         const decisions = [];
         for (let i = 0; i < 3; i++) decisions.push(await limiter.hit(key, 3, WINDOW_MS));
-        expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([[true, 2], [true, 1], [true, 0]]);
+        expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+          [true, 2],
+          [true, 1],
+          [true, 0],
+        ]);
         const refused = await limiter.hit(key, 3, WINDOW_MS);
         expect(refused.allowed).toBe(false);
         expect(refused.retryAfterMs).toBeGreaterThan(0);

@@ -48,7 +48,14 @@ describe('the seal', () => {
     const sealed = seal.seal(job());
     expect(() => createCodeSeal('other-key').open(sealed)).toThrow(/does not open/);
     expect(() => seal.open({ ...sealed, sealedCode: flip(sealed.sealedCode) })).toThrow(/does not open/);
-    for (const change of [{ to: 'attacker@evil.example' }, { userId: 'u-other' }, { orgId: 'org-2' }, { kind: 'verify-email-on-change' as const }, { urlTemplate: 'https://evil.example/?c={{.Code}}' }, { urlTemplate: undefined }]) {
+    for (const change of [
+      { to: 'attacker@evil.example' },
+      { userId: 'u-other' },
+      { orgId: 'org-2' },
+      { kind: 'verify-email-on-change' as const },
+      { urlTemplate: 'https://evil.example/?c={{.Code}}' },
+      { urlTemplate: undefined },
+    ]) {
       expect(() => seal.open({ ...sealed, ...change }), JSON.stringify(change)).toThrow(/does not open/);
     }
     expect(() => seal.open({ ...sealed, sealedCode: 'v1.AAAA' })).toThrow(/truncated/);
@@ -120,7 +127,14 @@ describeWith('redis', 'a job whose seal does not open, on the Redis stream queue
     smtp = await startSmtp();
     admin = new Redis(redisUrl);
     gw = await startGateway({
-      env: { REDIS_URL: redisUrl, CODE_HMAC_KEY: KEY, DELIVERY_KEY_PREFIX: prefix, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), RUN_WORKER: 'false' },
+      env: {
+        REDIS_URL: redisUrl,
+        CODE_HMAC_KEY: KEY,
+        DELIVERY_KEY_PREFIX: prefix,
+        SMTP_HOST: '127.0.0.1',
+        SMTP_PORT: String(smtp.port),
+        RUN_WORKER: 'false',
+      },
     });
   });
   afterAll(async () => {
@@ -133,7 +147,9 @@ describeWith('redis', 'a job whose seal does not open, on the Redis stream queue
     const victims: string[] = [];
     for (let i = 0; i < 2; i++) {
       const email = `${unique('victim')}@example.com`;
-      const res = await gw.send(AddHumanUserDocument, { input: { profile: { firstName: 'Seal', lastName: 'Test' }, email: { email, sendCode: {} } } });
+      const res = await gw.send(AddHumanUserDocument, {
+        input: { profile: { firstName: 'Seal', lastName: 'Test' }, email: { email, sendCode: {} } },
+      });
       expect(res.errors, res.text).toBeUndefined();
       victims.push(email);
     }

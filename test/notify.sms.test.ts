@@ -30,7 +30,9 @@ const codeOf = (r: SmsRequest) => {
 };
 
 async function newUser(gw: TestGateway) {
-  const res = await gw.send(AddHumanUserDocument, { input: { profile, email: { email: `${unique('sms')}@example.com`, isVerified: true } } });
+  const res = await gw.send(AddHumanUserDocument, {
+    input: { profile, email: { email: `${unique('sms')}@example.com`, isVerified: true } },
+  });
   if (!res.data) throw new Error(res.text);
   return res.data.addHumanUser.userId;
 }
@@ -105,7 +107,9 @@ describe('SMS through the webhook provider', () => {
     sms.status = 503;
     await gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: phone.given } });
     await sms.waitFor((r) => r.body.to === phone.e164 && r.status === 503);
-    await sms.waitFor((r) => r.body.to === phone.e164 && r.status === 503 && sms.requests.filter((x) => x.body.to === phone.e164).length >= 2);
+    await sms.waitFor(
+      (r) => r.body.to === phone.e164 && r.status === 503 && sms.requests.filter((x) => x.body.to === phone.e164).length >= 2,
+    );
     sms.status = 200;
     const ok = await sms.waitFor((r) => r.body.to === phone.e164 && r.status === 200);
     expect(gw.gateway.delivery!.metrics.retried).toBeGreaterThanOrEqual(retriedBefore + 2);

@@ -62,7 +62,17 @@ function startOnTerminal(env: Record<string, string>, dataDir: string): Promise<
   const command = `exec ${JSON.stringify(process.execPath)} --import tsx src/main.ts`;
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', SHELL: '/bin/sh', ...TEST_DEFAULTS, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'error', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      SHELL: '/bin/sh',
+      ...TEST_DEFAULTS,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'error',
+      ...env,
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let out = '';
@@ -95,7 +105,7 @@ describe('at a terminal', () => {
     return dir;
   };
 
-  it('quick start shows the token (the newcomer\'s first minute) and names the file', async () => {
+  it("quick start shows the token (the newcomer's first minute) and names the file", async () => {
     const dir = dataDir();
     const out = await startOnTerminal({}, dir);
     const token = readFileSync(path.join(dir, 'admin-token'), 'utf8').trim();

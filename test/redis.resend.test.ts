@@ -31,8 +31,18 @@ describeWith('redis', 'Redis commands cut off by a dropped connection', (redisUr
       const queue = await createRedisQueue({ url, keyPrefix, claimIdleMs: 60_000 });
       const direct = new Redis(redisUrl);
       try {
-        const job = (to: string): SealedDeliveryJob => ({ kind: 'verify-email-on-change', userId: 'u', orgId: 'o', to, sealedCode: 'sealed' });
-        const error = await cutOffBehind(proxy, () => queue.enqueue(job('cut@example.com')), () => queue.enqueue(job('probe@example.com')));
+        const job = (to: string): SealedDeliveryJob => ({
+          kind: 'verify-email-on-change',
+          userId: 'u',
+          orgId: 'o',
+          to,
+          sealedCode: 'sealed',
+        });
+        const error = await cutOffBehind(
+          proxy,
+          () => queue.enqueue(job('cut@example.com')),
+          () => queue.enqueue(job('probe@example.com')),
+        );
         expect(error).toBeInstanceOf(Error);
         const entries = await direct.xrange(`${keyPrefix}{delivery}:jobs`, '-', '+');
         expect(entries.map(([, fields]) => JSON.parse(fields[1]!).job.to)).toEqual(['probe@example.com']);
@@ -49,7 +59,11 @@ describeWith('redis', 'Redis commands cut off by a dropped connection', (redisUr
       const direct = await createRedisRateLimiter({ url: redisUrl, keyPrefix });
       try {
         const key = unique('caller-');
-        const error = await cutOffBehind(proxy, () => limiter.hit(key, 5, 60_000), () => limiter.hit(unique('probe-'), 5, 60_000));
+        const error = await cutOffBehind(
+          proxy,
+          () => limiter.hit(key, 5, 60_000),
+          () => limiter.hit(unique('probe-'), 5, 60_000),
+        );
         expect(error).toBeInstanceOf(UnavailableError);
         // The first hit that counts leaves 4 of 5.
         expect(await direct.hit(key, 5, 60_000)).toMatchObject({ allowed: true, remaining: 4 });

@@ -78,7 +78,9 @@ describe('parseSamlMetadata refuses what is not one SAML EntityDescriptor', () =
   });
 
   it('another root element', () => {
-    expect(refusedFor(`<md:SPSSODescriptor xmlns:md="${SAML_METADATA_NS}" protocolSupportEnumeration="x"/>`)).toMatch(/root element md:SPSSODescriptor/);
+    expect(refusedFor(`<md:SPSSODescriptor xmlns:md="${SAML_METADATA_NS}" protocolSupportEnumeration="x"/>`)).toMatch(
+      /root element md:SPSSODescriptor/,
+    );
     expect(refusedFor('<html><body>Login</body></html>')).toMatch(/root element html/);
   });
 
@@ -112,16 +114,24 @@ describe('parseSamlMetadata refuses what is not one SAML EntityDescriptor', () =
   });
 
   it('a second root element after the EntityDescriptor', () => {
-    expect(refusedFor(`<md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="a"/><md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="b"/>`)).toMatch(
-      /not well-formed/,
-    );
+    expect(
+      refusedFor(
+        `<md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="a"/><md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="b"/>`,
+      ),
+    ).toMatch(/not well-formed/);
   });
 
   it('a declared encoding other than UTF-8, ASCII or ISO-8859-1; a BOM and a declared ISO-8859-1 are fine', () => {
     const body = `<md:EntityDescriptor xmlns:md="${SAML_METADATA_NS}" entityID="https://caf\u00e9.example/sp"/>`;
     expect(refusedFor(`<?xml version="1.0" encoding="Shift_JIS"?>${body}`)).toMatch(/unsupported encoding shift_jis/);
-    expect(parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body)]))).toEqual({ ok: true, entityId: 'https://caf\u00e9.example/sp' });
-    expect(parse(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>${body}`, 'latin1'))).toEqual({ ok: true, entityId: 'https://caf\u00e9.example/sp' });
+    expect(parse(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(body)]))).toEqual({
+      ok: true,
+      entityId: 'https://caf\u00e9.example/sp',
+    });
+    expect(parse(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?>${body}`, 'latin1'))).toEqual({
+      ok: true,
+      entityId: 'https://caf\u00e9.example/sp',
+    });
   });
 });
 
@@ -163,7 +173,10 @@ describe('parseSamlMetadata on deep or large documents: linear, off the event lo
 
   it('a parse over the timeout is refused, and the next document gets a fresh worker', async () => {
     const doc = Buffer.from(wide(MiB));
-    expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB, timeoutMs: 1 })).toEqual({ ok: false, reason: 'took longer than 1 ms to parse' });
+    expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB, timeoutMs: 1 })).toEqual({
+      ok: false,
+      reason: 'took longer than 1 ms to parse',
+    });
     expect(await parseSamlMetadataOffLoop(doc, { maxBytes: MiB })).toEqual({ ok: true, entityId: 'https://big.example/sp' });
   });
 
@@ -171,7 +184,9 @@ describe('parseSamlMetadata on deep or large documents: linear, off the event lo
     const docs = Array.from({ length: MAX_WAITING + 2 }, (_, i) => Buffer.from(wide(20_000, `urn:queued:${i}`)));
     const results = await Promise.allSettled(docs.map((doc) => parseSamlMetadataOffLoop(doc, { maxBytes: MiB })));
     // one parsing, MAX_WAITING waiting, the last one refused
-    expect(results.slice(0, -1).map((r) => r.status === 'fulfilled' && r.value)).toEqual(docs.slice(0, -1).map((_, i) => ({ ok: true, entityId: `urn:queued:${i}` })));
+    expect(results.slice(0, -1).map((r) => r.status === 'fulfilled' && r.value)).toEqual(
+      docs.slice(0, -1).map((_, i) => ({ ok: true, entityId: `urn:queued:${i}` })),
+    );
     const last = results.at(-1)!;
     expect(last.status === 'rejected' && last.reason instanceof AppError && last.reason.code).toBe('UNAVAILABLE');
   });

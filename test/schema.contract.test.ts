@@ -35,7 +35,17 @@ export function contractGaps(contract: GraphQLSchema, schema: GraphQLSchema): st
 
 function typeGaps(expected: GraphQLNamedType, actual: GraphQLNamedType): string[] {
   const kind = (t: GraphQLNamedType) =>
-    isObjectType(t) ? 'object' : isInputObjectType(t) ? 'input' : isEnumType(t) ? 'enum' : isScalarType(t) ? 'scalar' : isInterfaceType(t) ? 'interface' : 'union';
+    isObjectType(t)
+      ? 'object'
+      : isInputObjectType(t)
+        ? 'input'
+        : isEnumType(t)
+          ? 'enum'
+          : isScalarType(t)
+            ? 'scalar'
+            : isInterfaceType(t)
+              ? 'interface'
+              : 'union';
   if (kind(expected) !== kind(actual)) return [`${expected.name} is a ${kind(actual)}, not a ${kind(expected)}`];
   const gaps: string[] = [];
   if (isEnumType(expected) && isEnumType(actual)) {
@@ -46,16 +56,21 @@ function typeGaps(expected: GraphQLNamedType, actual: GraphQLNamedType): string[
     for (const f of Object.values(expected.getFields())) {
       const name = `${expected.name}.${f.name}`;
       const a = fields[f.name];
-      if (!a) { gaps.push(`field ${name} is missing`); continue; }
+      if (!a) {
+        gaps.push(`field ${name} is missing`);
+        continue;
+      }
       if (String(a.type) !== String(f.type)) gaps.push(`field ${name} is ${a.type}, contract says ${f.type}`);
-      if (f.deprecationReason && a.deprecationReason !== f.deprecationReason) gaps.push(`field ${name} lacks @deprecated(reason: "${f.deprecationReason}")`);
+      if (f.deprecationReason && a.deprecationReason !== f.deprecationReason)
+        gaps.push(`field ${name} lacks @deprecated(reason: "${f.deprecationReason}")`);
       for (const arg of f.args) {
         const b = a.args.find((x) => x.name === arg.name);
         if (!b) gaps.push(`argument ${name}(${arg.name}) is missing`);
         else if (String(b.type) !== String(arg.type)) gaps.push(`argument ${name}(${arg.name}) is ${b.type}, contract says ${arg.type}`);
       }
       for (const b of a.args) {
-        if (!f.args.some((x) => x.name === b.name) && String(b.type).endsWith('!')) gaps.push(`argument ${name}(${b.name}) is required but not in the contract`);
+        if (!f.args.some((x) => x.name === b.name) && String(b.type).endsWith('!'))
+          gaps.push(`argument ${name}(${b.name}) is required but not in the contract`);
       }
     }
   }
@@ -64,14 +79,18 @@ function typeGaps(expected: GraphQLNamedType, actual: GraphQLNamedType): string[
     for (const f of Object.values(expected.getFields())) {
       const name = `${expected.name}.${f.name}`;
       const a = fields[f.name];
-      if (!a) { gaps.push(`input field ${name} is missing`); continue; }
+      if (!a) {
+        gaps.push(`input field ${name} is missing`);
+        continue;
+      }
       if (String(a.type) !== String(f.type)) gaps.push(`input field ${name} is ${a.type}, contract says ${f.type}`);
       if (JSON.stringify(a.defaultValue) !== JSON.stringify(f.defaultValue)) {
         gaps.push(`input field ${name} defaults to ${JSON.stringify(a.defaultValue)}, contract says ${JSON.stringify(f.defaultValue)}`);
       }
     }
     for (const a of Object.values(fields)) {
-      if (!expected.getFields()[a.name] && String(a.type).endsWith('!')) gaps.push(`input field ${expected.name}.${a.name} is required but not in the contract`);
+      if (!expected.getFields()[a.name] && String(a.type).endsWith('!'))
+        gaps.push(`input field ${expected.name}.${a.name} is required but not in the contract`);
     }
   }
   return gaps;

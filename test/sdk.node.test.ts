@@ -11,7 +11,14 @@
 //
 // The v2beta cases need the v2beta services (zitadel.user.v2beta.UserService,
 // zitadel.org.v2beta.OrganizationService), which another branch adds.
-import { createAccessTokenInterceptor, createAuthClient, createManagementClient, createOrganizationClient, createSessionClient, createUserClient } from '@zitadel/node/dist/api/index.js';
+import {
+  createAccessTokenInterceptor,
+  createAuthClient,
+  createManagementClient,
+  createOrganizationClient,
+  createSessionClient,
+  createUserClient,
+} from '@zitadel/node/dist/api/index.js';
 import { UserServiceDefinition as UserServiceV2 } from '@zitadel/node/dist/api/generated/zitadel/user/v2/user_service.js';
 import { TextQueryMethod as TextQueryMethodV1 } from '@zitadel/node/dist/api/generated/zitadel/object.js';
 import { ClientError, createChannel, createClientFactory, Metadata, Status } from 'nice-grpc';
@@ -39,7 +46,8 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
   const storedUser = async (id: string) => (await gw.gateway.deps.store.load<User>('user', id))!;
 
   /** The v2 user service: the SDK has its definition but no helper for it; nice-grpc makes the client, as createUserClient does for v2beta. */
-  const v2Client = (token: string) => createClientFactory().use(createAccessTokenInterceptor(token)).create(UserServiceV2, createChannel(gw.baseUrl));
+  const v2Client = (token: string) =>
+    createClientFactory().use(createAccessTokenInterceptor(token)).create(UserServiceV2, createChannel(gw.baseUrl));
 
   beforeAll(async () => {
     gw = await startGateway();
@@ -62,19 +70,40 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
       profile: { givenName: 'Ada', familyName: 'Lovelace' },
       email: { email: `ada-v1-${run}@example.com`, isVerified: true },
     });
-    const profile = await management.updateHumanProfile({ userId: added.userId, firstName: 'Augusta', lastName: 'King', displayName: 'Ada King' }, inOrg);
+    const profile = await management.updateHumanProfile(
+      { userId: added.userId, firstName: 'Augusta', lastName: 'King', displayName: 'Ada King' },
+      inOrg,
+    );
     expect(profile.details?.sequence.toString()).toBe('2');
     const password = await management.setHumanPassword({ userId: added.userId, password: 'Secr3t!pass', noChangeRequired: true }, inOrg);
     expect(password.details?.sequence.toString()).toBe('3');
 
     const user = (await management.getUserByID({ id: added.userId }, inOrg)).user!;
-    expect({ userName: user.userName, first: user.human?.profile?.firstName, display: user.human?.profile?.displayName }).toEqual({ userName: `node-v1-${run}`, first: 'Augusta', display: 'Ada King' });
+    expect({ userName: user.userName, first: user.human?.profile?.firstName, display: user.human?.profile?.displayName }).toEqual({
+      userName: `node-v1-${run}`,
+      first: 'Augusta',
+      display: 'Ada King',
+    });
     const stored = await storedUser(added.userId);
-    expect({ first: stored.state.profile.firstName, sequence: stored.sequence, hashed: stored.state.passwordHash !== null }).toEqual({ first: 'Augusta', sequence: 3, hashed: true });
+    expect({ first: stored.state.profile.firstName, sequence: stored.sequence, hashed: stored.state.passwordHash !== null }).toEqual({
+      first: 'Augusta',
+      sequence: 3,
+      hashed: true,
+    });
 
-    const listed = await management.listUsers({ queries: [{ inUserIdsQuery: { userIds: [added.userId, gw.adminId, 'no-such-user'] } }], sortingColumn: 1, query: { asc: true } }, inOrg);
+    const listed = await management.listUsers(
+      { queries: [{ inUserIdsQuery: { userIds: [added.userId, gw.adminId, 'no-such-user'] } }], sortingColumn: 1, query: { asc: true } },
+      inOrg,
+    );
     expect(listed.result.map((u) => u.id).sort()).toEqual([added.userId, gw.adminId].sort());
-    const suffix = await management.listUsers({ queries: [{ userNameQuery: { userName: `-V1-${run.toUpperCase()}`, method: TextQueryMethodV1.TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE } }] }, inOrg);
+    const suffix = await management.listUsers(
+      {
+        queries: [
+          { userNameQuery: { userName: `-V1-${run.toUpperCase()}`, method: TextQueryMethodV1.TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE } },
+        ],
+      },
+      inOrg,
+    );
     expect(suffix.result.map((u) => u.id)).toEqual([added.userId]);
   });
 
@@ -88,8 +117,13 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
     });
     expect(added.emailCode).toMatch(/^[A-Z0-9]{6}$/);
     const user = (await usersV2.getUserByID({ userId: added.userId })).user!;
-    expect({ username: user.username, email: user.human?.email }).toEqual({ username: `node-v2-${run}`, email: { email: `grace-v2-${run}@example.com`, isVerified: false } });
-    const listed = await usersV2.listUsers({ queries: [{ organizationIdQuery: { organizationId: orgId } }, { inUserIdsQuery: { userIds: [added.userId] } }] });
+    expect({ username: user.username, email: user.human?.email }).toEqual({
+      username: `node-v2-${run}`,
+      email: { email: `grace-v2-${run}@example.com`, isVerified: false },
+    });
+    const listed = await usersV2.listUsers({
+      queries: [{ organizationIdQuery: { organizationId: orgId } }, { inUserIdsQuery: { userIds: [added.userId] } }],
+    });
     expect(listed.result.map((u) => u.userId)).toEqual([added.userId]);
     expect(listed.details?.totalResult.toString()).toBe('1');
   });
@@ -101,13 +135,19 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
     expect(invalid.details).toMatch(/^Invalid input: first_name: must not be empty \(INVALID_ARGUMENT-\w+\)$/);
     const anonymous = createAuthClient(gw.baseUrl, createAccessTokenInterceptor('not-a-token'));
     const unauthenticated = await failure(anonymous.getMyUser({}));
-    expect({ code: unauthenticated.code, details: unauthenticated.details }).toMatchObject({ code: Status.UNAUTHENTICATED, details: expect.stringMatching(/^Invalid token \(UNAUTHENTICATED-\w+\)$/) });
+    expect({ code: unauthenticated.code, details: unauthenticated.details }).toMatchObject({
+      code: Status.UNAUTHENTICATED,
+      details: expect.stringMatching(/^Invalid token \(UNAUTHENTICATED-\w+\)$/),
+    });
   });
 
   it('a service the gateway does not serve (createSessionClient): UNIMPLEMENTED with the gateway’s text, not an HTTP 404', async () => {
     const sessions = createSessionClient(gw.baseUrl, createAccessTokenInterceptor(gw.adminToken));
     const err = await failure(sessions.listSessions({}));
-    expect({ code: err.code, details: err.details }).toEqual({ code: Status.UNIMPLEMENTED, details: 'unknown service zitadel.session.v2beta.SessionService' });
+    expect({ code: err.code, details: err.details }).toEqual({
+      code: Status.UNIMPLEMENTED,
+      details: 'unknown service zitadel.session.v2beta.SessionService',
+    });
   });
 
   // Needs the v2beta services (another branch).
@@ -129,7 +169,9 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
       const user = (await users.getUserByID({ userId: added.userId })).user!;
       expect(user.human?.email).toEqual({ email: `kj.new-${run}@example.com`, isVerified: true });
       expect(user.details?.resourceOwner).toBe(org.id);
-      const listed = await users.listUsers({ queries: [{ organizationIdQuery: { organizationId: org.id } }, { inUserIdsQuery: { userIds: [added.userId, 'no-such-user'] } }] });
+      const listed = await users.listUsers({
+        queries: [{ organizationIdQuery: { organizationId: org.id } }, { inUserIdsQuery: { userIds: [added.userId, 'no-such-user'] } }],
+      });
       expect(listed.result.map((u) => u.userId)).toEqual([added.userId]);
       expect((await storedUser(added.userId)).state.email).toMatchObject({ email: `kj.new-${run}@example.com`, isVerified: true });
     });
@@ -137,8 +179,13 @@ describe('ZITADEL’s Node SDK (@zitadel/node 3.0.28) over gRPC (h2c)', () => {
     it('the refusals: NOT_FOUND, INVALID_ARGUMENT naming the field, UNAUTHENTICATED', async () => {
       const users = createUserClient(gw.baseUrl, createAccessTokenInterceptor(gw.adminToken));
       expect((await failure(users.getUserByID({ userId: `no-such-user-${run}` }))).code).toBe(Status.NOT_FOUND);
-      const invalid = await failure(users.addHumanUser({ profile: { givenName: '', familyName: 'X' }, email: { email: `x-${run}@example.com` } }));
-      expect({ code: invalid.code, details: invalid.details }).toMatchObject({ code: Status.INVALID_ARGUMENT, details: expect.stringMatching(/^Invalid input: profile\.given_name: must not be empty/) });
+      const invalid = await failure(
+        users.addHumanUser({ profile: { givenName: '', familyName: 'X' }, email: { email: `x-${run}@example.com` } }),
+      );
+      expect({ code: invalid.code, details: invalid.details }).toMatchObject({
+        code: Status.INVALID_ARGUMENT,
+        details: expect.stringMatching(/^Invalid input: profile\.given_name: must not be empty/),
+      });
       const anonymous = createUserClient(gw.baseUrl, createAccessTokenInterceptor('not-a-token'));
       expect((await failure(anonymous.getUserByID({ userId: gw.adminId }))).code).toBe(Status.UNAUTHENTICATED);
     });

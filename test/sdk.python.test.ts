@@ -31,7 +31,11 @@ function findPython(): { python: string; problem: string } {
   const problem = `zitadel-client ${VERSION} not installed in ${venv} (bash scripts/install-python-sdk.sh installs it)`;
   if (!existsSync(python)) return { python: '', problem };
   try {
-    const got = execFileSync(python, ['-c', 'import importlib.metadata as m, zitadel_client; print(m.version("zitadel-client"))'], { encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+    const got = execFileSync(python, ['-c', 'import importlib.metadata as m, zitadel_client; print(m.version("zitadel-client"))'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).trim();
     return got === VERSION ? { python, problem: '' } : { python: '', problem: `${problem}: it has ${got}` };
   } catch (err) {
     return { python: '', problem: `${problem}: ${(err as Error).message.split('\n')[0]}` };

@@ -36,7 +36,15 @@ function startMain(env: Record<string, string>): Run {
   dataDirs.push(dataDir);
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...TEST_DEFAULTS, DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...TEST_DEFAULTS,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: string[] = [];
@@ -105,7 +113,11 @@ describe('a start that cannot succeed says why in one line and exits 1', { timeo
     await expectOneLineFailure(startMain({ MONGODB_URL: 'notaurl' }), ['MONGODB_URL', 'notaurl']);
     await expectOneLineFailure(startMain({ MONGODB_URL: 'mongo://admin:hunter2@db.example' }), ['MONGODB_URL', 'db.example'], 'hunter2');
     // The scheme is right, the rest is not: the driver's own words, on the same line.
-    await expectOneLineFailure(startMain({ MONGODB_URL: 'mongodb://admin:hunter2@127.0.0.1:notaport/' }), ['MONGODB_URL', '127.0.0.1:notaport'], 'hunter2');
+    await expectOneLineFailure(
+      startMain({ MONGODB_URL: 'mongodb://admin:hunter2@127.0.0.1:notaport/' }),
+      ['MONGODB_URL', '127.0.0.1:notaport'],
+      'hunter2',
+    );
   });
 
   it('an unreachable MongoDB: retried for MONGODB_START_TIMEOUT_MS, then MONGODB_URL and its address', async () => {
@@ -129,25 +141,29 @@ describe('a start that cannot succeed says why in one line and exits 1', { timeo
 });
 
 describeWith('mongo', 'a MongoDB that comes up while the start waits for it', (mongoUrl) => {
-  it('is used: the gateway starts once it answers', async () => {
-    // Not listening yet: MongoDB is "down" until the gateway has tried it once. (The node-id lease
-    // in MongoDB must come back too: its client used to stay dead after a failed first connect.)
-    const proxy = await faultyProxy(mongoUrl);
-    const run = startMain({ MONGODB_URL: proxy.url, MONGODB_DB: `start_wait_${Date.now()}`, MONGODB_START_TIMEOUT_MS: '600000' });
-    try {
-      await run.stderrLine(/store unreachable at start; retrying/);
-      await proxy.up();
-      const listening = /listening on http:\/\/127\.0\.0\.1:\d+\/graphql/;
+  it(
+    'is used: the gateway starts once it answers',
+    async () => {
+      // Not listening yet: MongoDB is "down" until the gateway has tried it once. (The node-id lease
+      // in MongoDB must come back too: its client used to stay dead after a failed first connect.)
+      const proxy = await faultyProxy(mongoUrl);
+      const run = startMain({ MONGODB_URL: proxy.url, MONGODB_DB: `start_wait_${Date.now()}`, MONGODB_START_TIMEOUT_MS: '600000' });
       try {
-        await expect.poll(() => run.stdout.join('\n'), { timeout: GIVE_UP_MS, interval: 200 }).toMatch(listening);
-      } catch (err) {
-        throw new Error(`${(err as Error).message}\nstderr:\n${run.stderr.join('\n')}`);
+        await run.stderrLine(/store unreachable at start; retrying/);
+        await proxy.up();
+        const listening = /listening on http:\/\/127\.0\.0\.1:\d+\/graphql/;
+        try {
+          await expect.poll(() => run.stdout.join('\n'), { timeout: GIVE_UP_MS, interval: 200 }).toMatch(listening);
+        } catch (err) {
+          throw new Error(`${(err as Error).message}\nstderr:\n${run.stderr.join('\n')}`);
+        }
+        expect(run.stderr.filter((l) => FAILED.test(l))).toEqual([]);
+      } finally {
+        run.stop();
+        await run.exited;
+        await proxy.down();
       }
-      expect(run.stderr.filter((l) => FAILED.test(l))).toEqual([]);
-    } finally {
-      run.stop();
-      await run.exited;
-      await proxy.down();
-    }
-  }, 3 * GIVE_UP_MS);
+    },
+    3 * GIVE_UP_MS,
+  );
 });

@@ -29,18 +29,35 @@ describe('SNAPSHOT_CACHE_MB', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'cache-config-'));
     dirs.push(dataDir);
     const config = loadConfig({ DATA_DIR: dataDir, SNAPSHOT_CACHE_MB: '1' });
-    const stores = await openStores(config, createLogger('warn', () => {}));
+    const stores = await openStores(
+      config,
+      createLogger('warn', () => {}),
+    );
     const store = stores.store as SqliteStore;
     try {
       const user = (name: string, values: number): UserAdded => ({
         username: name,
-        profile: { firstName: 'Ada', lastName: 'Lovelace', nickName: null, displayName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' },
+        profile: {
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          nickName: null,
+          displayName: null,
+          preferredLanguage: null,
+          gender: 'GENDER_UNSPECIFIED',
+        },
         email: { email: `${name}@example.com`, isVerified: false },
-        phone: null, passwordHash: null, passwordChangeRequired: false, idpLinks: [], u2fTokens: [],
+        phone: null,
+        passwordHash: null,
+        passwordChangeRequired: false,
+        idpLinks: [],
+        u2fTokens: [],
         metadata: Array.from({ length: values }, (_, k) => ({ key: `k${k}`, value: Buffer.alloc(375_000, k).toString('base64') })),
       });
       const add = (id: string, u: UserAdded) =>
-        store.append({ aggregateType: 'user', aggregateId: id, sequence: 1, ...userEvent.added(u), creator: 'tester', resourceOwner: 'org-1' }, { base: null });
+        store.append(
+          { aggregateType: 'user', aggregateId: id, sequence: 1, ...userEvent.added(u), creator: 'tester', resourceOwner: 'org-1' },
+          { base: null },
+        );
 
       await add('small', user('small', 1)); // half a megabyte: held
       expect(store.stats.cached).toBe(1);
@@ -50,7 +67,8 @@ describe('SNAPSHOT_CACHE_MB', () => {
 
       await add('heavy', user('heavy', 3)); // 1.5 MB: over the setting
       const read = store.stats.statesRead;
-      for (let i = 0; i < 2; i++) expect((await store.load<User>('user', 'heavy'))?.state.metadata.map((m) => m.value.length)).toEqual([500_000, 500_000, 500_000]);
+      for (let i = 0; i < 2; i++)
+        expect((await store.load<User>('user', 'heavy'))?.state.metadata.map((m) => m.value.length)).toEqual([500_000, 500_000, 500_000]);
       expect(store.stats.statesRead - read).toBe(2);
       expect(store.stats.cachedBytes).toBe(held);
     } finally {

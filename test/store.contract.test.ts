@@ -46,7 +46,6 @@ function ev(aggregateId: string, sequence: number, payload: Record<string, unkno
   };
 }
 
-
 interface Harness {
   store: EventStore;
   /** Close and open the store on the same data. */
@@ -113,18 +112,13 @@ function contract(open: () => Promise<Harness>) {
     const snapshot = await h.store.load<Counter>('user', id);
     expect(snapshot).toMatchObject({ sequence: 50, state: { count: 50 } });
     expect(attempts.some((n) => n > 1)).toBe(true); // they really did collide
-    expect((await h.store.events('user', id)).map((e) => e.sequence)).toEqual(
-      Array.from({ length: 50 }, (_, i) => i + 1),
-    );
+    expect((await h.store.events('user', id)).map((e) => e.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   });
 
   it('lets exactly one of two writers of the same sequence win', async () => {
     const id = uid();
     await h.store.append(ev(id, 1));
-    const results = await Promise.allSettled([
-      h.store.append(ev(id, 2, { add: 10 })),
-      h.store.append(ev(id, 2, { add: 100 })),
-    ]);
+    const results = await Promise.allSettled([h.store.append(ev(id, 2, { add: 10 })), h.store.append(ev(id, 2, { add: 100 }))]);
     const won = results.filter((r) => r.status === 'fulfilled');
     const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
     expect(won).toHaveLength(1);
@@ -231,12 +225,9 @@ function contract(open: () => Promise<Harness>) {
 
   it('keeps state, events and claims across a restart', async () => {
     const [a, key] = [uid(), `k:${uid()}`];
-    await h.store.append(
-      ev(a, 1, { add: 2, set: { when: new Date('2024-01-02T03:04:05.678Z'), bin: Buffer.from('hi') } }),
-      {
-        claims: [key],
-      },
-    );
+    await h.store.append(ev(a, 1, { add: 2, set: { when: new Date('2024-01-02T03:04:05.678Z'), bin: Buffer.from('hi') } }), {
+      claims: [key],
+    });
     await h.store.append(ev(a, 2));
     const before = { snapshot: await h.store.load('user', a), events: await h.store.events('user', a) };
     h.store = await h.reopen();
@@ -259,7 +250,7 @@ function contract(open: () => Promise<Harness>) {
     ids.forEach((id, i) => expect(many.get(id)).toMatchObject({ sequence: 1, state: { count: i } }));
   });
 
-  it('reads a range of one aggregate\'s events, bounds included, in sequence order (eventRange)', async () => {
+  it("reads a range of one aggregate's events, bounds included, in sequence order (eventRange)", async () => {
     const [a, b] = [uid(), uid()];
     for (let sequence = 1; sequence <= 5; sequence++) await h.store.append(ev(a, sequence, { add: sequence }));
     await h.store.append(ev(b, 1));
@@ -477,7 +468,10 @@ describeWith('mongo', 'mongo event store', (url) => {
       // Behind at first (the repair is due 500 ms after the failure; a slower read may come after it).
       const early = await users.findOne({ _id: id as never });
       if (Date.now() - failedAt < 400) expect(early).toMatchObject({ sequence: 1 });
-      await vi.waitFor(async () => expect(await users.findOne({ _id: id as never })).toMatchObject({ sequence: 2, state: { count: 5 } }), { timeout: 30_000, interval: 100 });
+      await vi.waitFor(async () => expect(await users.findOne({ _id: id as never })).toMatchObject({ sequence: 2, state: { count: 5 } }), {
+        timeout: 30_000,
+        interval: 100,
+      });
     } finally {
       warn.mockRestore();
       await store.close();

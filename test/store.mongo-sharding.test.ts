@@ -54,7 +54,12 @@ import { describeWith } from './support/servers.ts';
 type Targeting = 'one' | 'some' | 'all';
 
 const isValue = (v: unknown) =>
-  v === null || typeof v !== 'object' || v instanceof Date || v instanceof ObjectId || Array.isArray(v) || !Object.keys(v).some((k) => k.startsWith('$'));
+  v === null ||
+  typeof v !== 'object' ||
+  v instanceof Date ||
+  v instanceof ObjectId ||
+  Array.isArray(v) ||
+  !Object.keys(v).some((k) => k.startsWith('$'));
 
 /** How a filter pins one field: to a value, to the values of an $in, or not at all (a range, a regex, absent). */
 function pin(filter: Document, field: string): 'one' | 'some' | undefined {
@@ -125,7 +130,13 @@ const label = (r: Routed) => `${r.command} ${r.collection}`;
 
 /** The documented scatter query a scattering command is, if any (same collection, command and path). */
 const documented = (r: Routed, sources: readonly ScatterQuery['source'][]) =>
-  scatterQueries.find((q) => q.collection === r.collection && q.command === r.command && q.path === (r.background ? 'background' : 'admin') && sources.includes(q.source));
+  scatterQueries.find(
+    (q) =>
+      q.collection === r.collection &&
+      q.command === r.command &&
+      q.path === (r.background ? 'background' : 'admin') &&
+      sources.includes(q.source),
+  );
 
 const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'createIndexes']);
 const READS = new Set(['find', 'aggregate', 'count', 'distinct']);
@@ -158,7 +169,7 @@ it('tells one shard, some shards and all shards apart', () => {
   expect(targeting({ resourceOwner: 'o' }, byId)).toBe('all');
 });
 
-it('gives every unique index its collection\'s shard key as prefix (else a sharded cluster cannot enforce it)', () => {
+it("gives every unique index its collection's shard key as prefix (else a sharded cluster cannot enforce it)", () => {
   for (const [name, plan] of Object.entries(shardPlan)) {
     for (const index of plan.indexes.filter((i) => i.unique)) {
       const fields = Object.keys(index.key as Document);
@@ -171,7 +182,9 @@ it('gives every unique index its collection\'s shard key as prefix (else a shard
 // docs/sharding.md against the plan.
 
 const formatKey = (key: Readonly<Document>) =>
-  `{ ${Object.entries(key).map(([k, v]) => `${k}: ${typeof v === 'string' ? `"${v}"` : String(v)}`).join(', ')} }`;
+  `{ ${Object.entries(key)
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? `"${v}"` : String(v)}`)
+    .join(', ')} }`;
 
 /** The table rows (cells, backticks kept) of the doc's section under `heading` (up to the next heading). */
 function tableOf(doc: string, heading: string): string[][] {
@@ -183,7 +196,12 @@ function tableOf(doc: string, heading: string): string[][] {
   return section
     .split('\n')
     .filter((l) => l.startsWith('| `'))
-    .map((l) => l.slice(1, -1).split(' | ').map((c) => c.trim()));
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
 }
 const unquote = (cell: string) => cell.replace(/^`|`$/g, '');
 
@@ -215,7 +233,12 @@ describe('docs/sharding.md', () => {
   });
 
   it('lists the queries that scatter as the code does', () => {
-    const rows = tableOf(doc, 'Queries that scatter').map(([collection, command, source, path]) => [unquote(collection!), unquote(command!), unquote(source!), path]);
+    const rows = tableOf(doc, 'Queries that scatter').map(([collection, command, source, path]) => [
+      unquote(collection!),
+      unquote(command!),
+      unquote(source!),
+      path,
+    ]);
     expect(rows).toEqual(scatterQueries.map((q) => [q.collection, q.command, q.source, q.path]));
   });
 
@@ -316,7 +339,7 @@ describeWith('mongo', 'MongoDB sharding plan: what the store sends', (url) => {
     return sent.flatMap(routes);
   }
 
-  it('builds the plan\'s indexes: the hashed shard key ones everywhere but where the server has none (FerretDB)', async () => {
+  it("builds the plan's indexes: the hashed shard key ones everywhere but where the server has none (FerretDB)", async () => {
     const store = await open();
     const report = await store.indexes();
     const ferret = typeof (await db.command({ buildInfo: 1 })).ferretdbVersion === 'string';
@@ -357,12 +380,21 @@ describeWith('mongo', 'MongoDB sharding plan: what the store sends', (url) => {
       await store.loadMany('user', [a, b]);
       await store.append(ev('user', a, 2), { base: first.snapshot });
       // A stale base: the event is a duplicate, the claim it took is released.
-      await expect(store.append(ev('user', a, 2), { base: first.snapshot, claims: [`email:${a}`] })).rejects.toBeInstanceOf(ConcurrencyError);
+      await expect(store.append(ev('user', a, 2), { base: first.snapshot, claims: [`email:${a}`] })).rejects.toBeInstanceOf(
+        ConcurrencyError,
+      );
       await store.catchUp('user', a, first.snapshot);
       // A key held (confirmed) by another aggregate.
       await expect(store.append(ev('user', b, 1), { base: null, claims: [`username:${a}`] })).rejects.toBeInstanceOf(ConstraintError);
       // A claim left unconfirmed long ago by another aggregate (a crashed append): not held, taken over.
-      await db.collection<Document>('constraints').insertOne({ _id: `username:${b}` as never, aggregateType: 'user', aggregateId: 'crashed', sequence: 1, claimedAt: new Date(0), token: 'old' });
+      await db.collection<Document>('constraints').insertOne({
+        _id: `username:${b}` as never,
+        aggregateType: 'user',
+        aggregateId: 'crashed',
+        sequence: 1,
+        claimedAt: new Date(0),
+        token: 'old',
+      });
       expect(await store.lookup(`username:${b}`)).toBeNull();
       await store.append(ev('user', b, 1), { base: null, claims: [`username:${b}`] });
       // No base: the store reads the aggregate caught up itself.
@@ -378,7 +410,16 @@ describeWith('mongo', 'MongoDB sharding plan: what the store sends', (url) => {
       }
     });
     const labels = new Set(routed.map(label));
-    for (const expected of ['insert events', 'find events', 'insert constraints', 'find constraints', 'update constraints', 'delete constraints', 'find users', 'update users'])
+    for (const expected of [
+      'insert events',
+      'find events',
+      'insert constraints',
+      'find constraints',
+      'update constraints',
+      'delete constraints',
+      'find users',
+      'update users',
+    ])
       expect(labels, expected).toContain(expected);
     for (const type of ['instances', 'orgs', 'idps', 'projects']) {
       expect(labels).toContain(`find ${type}`);
@@ -410,19 +451,25 @@ describeWith('mongo', 'MongoDB sharding plan: what the store sends', (url) => {
     // A user state document written before search fields existed, and an event whose state write never came.
     const [old, crashed] = [uid('old'), uid('crashed')];
     const now = new Date();
-    await db.collection<Document>('users').insertOne({ _id: old as never, state: { count: 1 }, sequence: 1, resourceOwner: 'org-1', creationDate: now, changeDate: now });
+    await db
+      .collection<Document>('users')
+      .insertOne({ _id: old as never, state: { count: 1 }, sequence: 1, resourceOwner: 'org-1', creationDate: now, changeDate: now });
     const store0 = await open();
     await store0.append(ev('user', crashed, 1), { base: null });
     await db.collection('events').insertOne({ ...ev('user', crashed, 2), createdAt: new Date(), claims: [] });
 
     const sent: InspectedCommand[] = [];
     const store = await open({ repair: { intervalMs: 20, graceMs: 0 } }, sent);
-    await until(async () => store.repairStats.repaired >= 1 && (await db.collection('users').findOne({ _id: old as never }))?.search !== undefined);
+    await until(
+      async () => store.repairStats.repaired >= 1 && (await db.collection('users').findOne({ _id: old as never }))?.search !== undefined,
+    );
     await store.indexes();
     const routed = sent.filter((c) => c.background).flatMap(routes);
     const scattered = routed.filter((r) => r.targeting === 'all');
     for (const r of scattered) expect(documented(r, ['repair sweep', 'search backfill']), `${label(r)} ${r.what}`).toBeDefined();
-    expect(new Set(scattered.map((r) => documented(r, ['repair sweep', 'search backfill'])!.source))).toEqual(new Set(['repair sweep', 'search backfill']));
+    expect(new Set(scattered.map((r) => documented(r, ['repair sweep', 'search backfill'])!.source))).toEqual(
+      new Set(['repair sweep', 'search backfill']),
+    );
     // The rest of the repair (state documents by $in, the catch-up, the write-back) and of the backfill (its writes): targeted.
     const labels = new Set(routed.filter((r) => r.targeting !== 'all').map(label));
     for (const expected of ['find users', 'find events', 'update users']) expect(labels, expected).toContain(expected);
@@ -455,7 +502,9 @@ describeWith('mongo', 'MongoDB sharding plan: GraphQL operations through the gat
   const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
 
   beforeAll(async () => {
-    gw = await startGateway({ env: { MONGODB_URL: withParams(url, 'w=1&readConcernLevel=majority'), MONGODB_DB: `sharding_gw_${Date.now()}`, RUN_WORKER: 'false' } });
+    gw = await startGateway({
+      env: { MONGODB_URL: withParams(url, 'w=1&readConcernLevel=majority'), MONGODB_DB: `sharding_gw_${Date.now()}`, RUN_WORKER: 'false' },
+    });
     (gw.gateway.stores.store as MongoEventStore).inspectCommands((command) => void sent.push({ operation, command }));
   });
   afterAll(async () => {
@@ -477,29 +526,50 @@ describeWith('mongo', 'MongoDB sharding plan: GraphQL operations through the gat
   it('names the whole shard key in every command of every operation but the user search, which scatters as documented', async () => {
     const username = unique('shard');
     const added = await as('addHumanUser', () =>
-      gw.send(AddHumanUserDocument, { input: { username, profile: { firstName: 'Ada', lastName: 'Shard' }, email: { email: `${username}@example.com`, returnCode: true } } }),
+      gw.send(AddHumanUserDocument, {
+        input: {
+          username,
+          profile: { firstName: 'Ada', lastName: 'Shard' },
+          email: { email: `${username}@example.com`, returnCode: true },
+        },
+      }),
     );
     const userId = added.addHumanUser.userId;
-    await as('addHumanUser (username taken)', () =>
-      gw.send(AddHumanUserDocument, { input: { username, profile: { firstName: 'Bob', lastName: 'Shard' }, email: { email: `${username}-2@example.com` } } }), true);
+    await as(
+      'addHumanUser (username taken)',
+      () =>
+        gw.send(AddHumanUserDocument, {
+          input: { username, profile: { firstName: 'Bob', lastName: 'Shard' }, email: { email: `${username}-2@example.com` } },
+        }),
+      true,
+    );
     await as('me', () => gw.send(MeDocument, {}));
     await as('user', () => gw.send(UserDocument, { id: userId }));
-    await as('updateMyProfile', () => gw.send(UpdateMyProfileDocument, { input: { firstName: 'Ada', lastName: 'Admin', displayName: 'A' } }));
+    await as('updateMyProfile', () =>
+      gw.send(UpdateMyProfileDocument, { input: { firstName: 'Ada', lastName: 'Admin', displayName: 'A' } }),
+    );
     await as('updateHumanProfile', () => gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Ada', lastName: 'King' } }));
     await as('verifyEmail', () => gw.send(VerifyEmailDocument, { input: { userId, verificationCode: added.addHumanUser.emailCode! } }));
     await as('setEmail', () => gw.send(SetEmailDocument, { input: { userId, email: `${unique('n')}@example.com` } }));
     await as('updateHumanPhone', () => gw.send(UpdateHumanPhoneDocument, { input: { userId, phone: '+41791234567' } }));
     await as('setHumanPassword', () => gw.send(SetHumanPasswordDocument, { input: { userId, password: 'Secr3t!pass' } }));
-    const orgId = (await as('addOrganization', () => gw.send(AddOrganizationDocument, { input: { name: unique('Org ') } }))).addOrganization.orgId;
+    const orgId = (await as('addOrganization', () => gw.send(AddOrganizationDocument, { input: { name: unique('Org ') } }))).addOrganization
+      .orgId;
     await as('addOrgMember', () => gw.send(AddOrgMemberDocument, { input: { userId, roles: ['ORG_OWNER'] } }, { orgId }));
-    const projectId = (await as('addProject', () => gw.send(AddProjectDocument, { input: { name: unique('Project ') } }))).addProject.projectId;
+    const projectId = (await as('addProject', () => gw.send(AddProjectDocument, { input: { name: unique('Project ') } }))).addProject
+      .projectId;
     const metadataXml = Buffer.from(samlMetadata(`https://${unique('sp')}.example.com`)).toString('base64');
     await as('addSAMLApp', () => gw.send(AddSAMLAppDocument, { input: { projectId, name: unique('App '), metadataXml } }));
     await as('project', () => gw.send(ProjectDocument, { id: projectId }));
     const oidc = { issuer: 'https://issuer.example.com', clientId: 'client-a', scopes: ['openid'] };
-    const idpId = (await as('addOIDCIdentityProvider', () => gw.send(AddOIDCIdentityProviderDocument, { input: { name: unique('idp'), ...oidc, clientSecret: 'secret-a' } })))
-      .addOIDCIdentityProvider.idpId;
-    await as('updateOIDCIdentityProvider', () => gw.send(UpdateOIDCIdentityProviderDocument, { input: { idpId, ...oidc, clientId: 'client-b' } }));
+    const idpId = (
+      await as('addOIDCIdentityProvider', () =>
+        gw.send(AddOIDCIdentityProviderDocument, { input: { name: unique('idp'), ...oidc, clientSecret: 'secret-a' } }),
+      )
+    ).addOIDCIdentityProvider.idpId;
+    await as('updateOIDCIdentityProvider', () =>
+      gw.send(UpdateOIDCIdentityProviderDocument, { input: { idpId, ...oidc, clientId: 'client-b' } }),
+    );
     await as('identityProvider', () => gw.send(IdentityProviderDocument, { id: idpId }));
     await as('user history', () => gw.raw({ query: USER_HISTORY, variables: { id: userId } }));
     // The admin query: organization-scoped and instance-wide searches, with their count.

@@ -45,7 +45,10 @@ async function crashAfterEvent(db: Db, event: NewEvent, createdAt = new Date()):
  * so in the log, so that a run that never checks shows.
  */
 async function whileYounger(inserted: number, check: () => Promise<void>): Promise<void> {
-  const failure = await check().then(() => undefined, (e: unknown) => e);
+  const failure = await check().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   const age = Date.now() - inserted;
   if (age < 1500) {
     if (failure) throw failure;
@@ -98,7 +101,11 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
     await Promise.allSettled(stores.splice(0).map((s) => s.close()));
   });
   afterAll(async () => {
-    for (const name of used) await client.db(name).dropDatabase().catch(() => {});
+    for (const name of used)
+      await client
+        .db(name)
+        .dropDatabase()
+        .catch(() => {});
     await client.close();
   });
 
@@ -125,7 +132,14 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
       const profile: Profile = { ...before.state.profile, firstName: 'Repaired', displayName: 'Repaired Pair' };
       const repairedBefore = store().repairStats.repaired;
       const inserted = Date.now();
-      await crashAfterEvent(db, { aggregateType: 'user', aggregateId: id, sequence: 2, ...userEvent.profileChanged(profile), creator: 'crashed-gateway', resourceOwner: before.resourceOwner });
+      await crashAfterEvent(db, {
+        aggregateType: 'user',
+        aggregateId: id,
+        sequence: 2,
+        ...userEvent.profileChanged(profile),
+        creator: 'crashed-gateway',
+        resourceOwner: before.resourceOwner,
+      });
 
       // Younger than the grace period: the document as stored (its writer may be between its two writes).
       await whileYounger(inserted, async () => expect((await store().load<User>('user', id))?.sequence).toBe(1));
@@ -149,7 +163,8 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
     it('an organization role grant left without its state document takes effect for permission checks within seconds', async () => {
       const [manager, target] = [await addUser('Manny'), await addUser('Tara')];
       const token = await gw.tokenFor(manager);
-      const change = (firstName: string) => gw.send(UpdateHumanProfileDocument, { input: { userId: target, firstName, lastName: 'Pair' } }, { token });
+      const change = (firstName: string) =>
+        gw.send(UpdateHumanProfileDocument, { input: { userId: target, firstName, lastName: 'Pair' } }, { token });
 
       const denied = await change('Denied');
       expect(denied.errors?.[0]?.extensions?.code, denied.text).toBe('PERMISSION_DENIED');
@@ -157,8 +172,12 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
       const org = (await store().load<Org>('org', gw.defaultOrgId))!;
       const inserted = Date.now();
       await crashAfterEvent(db, {
-        aggregateType: 'org', aggregateId: org.id, sequence: org.sequence + 1, ...orgEvent.memberAdded(manager, ['ORG_USER_MANAGER']),
-        creator: gw.adminId, resourceOwner: org.id,
+        aggregateType: 'org',
+        aggregateId: org.id,
+        sequence: org.sequence + 1,
+        ...orgEvent.memberAdded(manager, ['ORG_USER_MANAGER']),
+        creator: gw.adminId,
+        resourceOwner: org.id,
       });
       await whileYounger(inserted, async () => {
         const stillDenied = await change('Early');
@@ -166,10 +185,14 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
       });
 
       let answer = denied;
-      const ms = await until(async () => {
-        answer = await change('Granted');
-        return answer.errors === undefined;
-      }, 30_000, 100);
+      const ms = await until(
+        async () => {
+          answer = await change('Granted');
+          return answer.errors === undefined;
+        },
+        30_000,
+        100,
+      );
       console.log(`[repair] an org role grant inserted directly took effect after ${ms} ms`);
       expect(answer.data?.updateHumanProfile.details.sequence).toBe('2');
       const orgAfter = (await store().load<Org>('org', org.id))!;
@@ -195,7 +218,8 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
 
     const started = await open(dbName, { repair: { intervalMs: 20, batchSize: 3 } });
     await until(async () => started.repairStats.sweeps >= 1);
-    for (const id of ids) expect(await started.load<Counter>('user', id)).toMatchObject({ sequence: 2, state: { count: 11 }, changeDate: old });
+    for (const id of ids)
+      expect(await started.load<Counter>('user', id)).toMatchObject({ sequence: 2, state: { count: 11 }, changeDate: old });
     expect(started.repairStats.repaired).toBe(ids.length);
     expect(started.repairStats.passes).toBeGreaterThanOrEqual(3); // 7 aggregates, 3 events per pass
     // Older than the startup window (1 h): left to the next write to it.
@@ -286,7 +310,10 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
       const passes = store.repairStats.passes;
       setTimeout(() => console.log(JSON.stringify({ passes, after: store.repairStats.passes, resources: process.getActiveResourcesInfo() })), 100);
     `;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (c: Buffer) => (out += c));

@@ -42,21 +42,41 @@ const counter: Reducer<Counter> = (state, event) => ({ count: (state?.count ?? 0
 const counters: Reducers = { instance: counter, org: counter, user: counter, idp: counter, project: counter };
 
 const ev = (aggregateId: string, sequence: number, payload: Record<string, unknown> = { add: 1 }): NewEvent => ({
-  aggregateType: 'user', aggregateId, sequence, type: 'user.counted', payload, creator: 'tester', resourceOwner: 'org-1',
+  aggregateType: 'user',
+  aggregateId,
+  sequence,
+  type: 'user.counted',
+  payload,
+  creator: 'tester',
+  resourceOwner: 'org-1',
 });
-
 
 const human = (username: string): UserAdded => ({
   username,
-  profile: { firstName: 'Ada', lastName: 'Lovelace', nickName: null, displayName: null, preferredLanguage: null, gender: 'GENDER_UNSPECIFIED' },
+  profile: {
+    firstName: 'Ada',
+    lastName: 'Lovelace',
+    nickName: null,
+    displayName: null,
+    preferredLanguage: null,
+    gender: 'GENDER_UNSPECIFIED',
+  },
   email: { email: `${username}@example.com`, isVerified: false },
-  phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
+  phone: null,
+  passwordHash: null,
+  passwordChangeRequired: false,
+  metadata: [],
+  idpLinks: [],
+  u2fTokens: [],
 });
 
 describe('sqlite event store', () => {
   it('keeps every acknowledged append when its process is killed (kill -9) mid-run', async () => {
     const dir = await newDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-writer-child.ts', dir], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-writer-child.ts', dir], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const stderr: string[] = [];
     createInterface({ input: child.stderr! }).on('line', (l) => stderr.push(l));
     const exited = new Promise<string | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
@@ -134,15 +154,37 @@ describe('sqlite event store', () => {
     const dir = await newDir();
     const old = await createEmbeddedStore({ dataDir: dir, reducers });
     const ada = await old.append<User>(
-      { aggregateType: 'user', aggregateId: 'ada', sequence: 1, ...userEvent.added(human('Ada')), creator: 'system', resourceOwner: 'org-1' },
+      {
+        aggregateType: 'user',
+        aggregateId: 'ada',
+        sequence: 1,
+        ...userEvent.added(human('Ada')),
+        creator: 'system',
+        resourceOwner: 'org-1',
+      },
       { claims: ['username:ada'] },
     );
     const changed = await old.append<User>(
-      { aggregateType: 'user', aggregateId: 'ada', sequence: 2, ...userEvent.emailChanged('ada@new.example.com', true), creator: 'ada', resourceOwner: 'org-1' },
+      {
+        aggregateType: 'user',
+        aggregateId: 'ada',
+        sequence: 2,
+        ...userEvent.emailChanged('ada@new.example.com', true),
+        creator: 'ada',
+        resourceOwner: 'org-1',
+      },
       { base: ada.snapshot },
     );
     await old.append(
-      { aggregateType: 'org', aggregateId: 'org-1', sequence: 1, type: 'org.added', payload: { name: 'One', domain: 'one.localhost', at: new Date('2024-05-06T07:08:09.010Z'), raw: Buffer.from([1, 2]) }, creator: 'system', resourceOwner: 'org-1' },
+      {
+        aggregateType: 'org',
+        aggregateId: 'org-1',
+        sequence: 1,
+        type: 'org.added',
+        payload: { name: 'One', domain: 'one.localhost', at: new Date('2024-05-06T07:08:09.010Z'), raw: Buffer.from([1, 2]) },
+        creator: 'system',
+        resourceOwner: 'org-1',
+      },
       { claims: ['orgName:one'] },
     );
     const oldEvents = { ada: await old.events('user', 'ada'), org: await old.events('org', 'org-1') };
@@ -168,7 +210,12 @@ describe('sqlite event store', () => {
       expect(await store.load('org', 'org-1')).toEqual(oldOrg);
       expect(await store.lookup('username:ada')).toEqual({ aggregateType: 'user', aggregateId: 'ada' });
       expect(await store.lookup('orgName:one')).toEqual({ aggregateType: 'org', aggregateId: 'org-1' });
-      const found = await store.searchUsers({ filter: { orgId: 'org-1', email: { op: 'EXACT', value: 'ada@new.example.com' } }, sort: 'USERNAME', descending: false, limit: 10 });
+      const found = await store.searchUsers({
+        filter: { orgId: 'org-1', email: { op: 'EXACT', value: 'ada@new.example.com' } },
+        sort: 'USERNAME',
+        descending: false,
+        limit: 10,
+      });
       expect(found.map((s) => s.id)).toEqual(['ada']);
       await expect(store.append(ev('ada', 2))).rejects.toBeInstanceOf(ConcurrencyError);
     } finally {
@@ -224,7 +271,10 @@ describe('sqlite event store', () => {
       metadata: Array.from({ length: values }, (_, k) => ({ key: `k${k}`, value: value(k + name.length, chars) })),
     });
     const append = (id: string, user: UserAdded) =>
-      store.append({ aggregateType: 'user', aggregateId: id, sequence: 1, ...userEvent.added(user), creator: 'tester', resourceOwner: 'org-1' }, { base: null });
+      store.append(
+        { aggregateType: 'user', aggregateId: id, sequence: 1, ...userEvent.added(user), creator: 'tester', resourceOwner: 'org-1' },
+        { base: null },
+      );
     const ids = Array.from({ length: 12 }, (_, i) => `big-${i}`);
     for (const id of ids) await append(id, withMetadata(id, 2, 500_000)); // about 1 MB of JSON each
     expect(store.stats.cachedBytes).toBeGreaterThan(3 * 1000_000);
@@ -257,16 +307,33 @@ describe('sqlite event store', () => {
       expect(await store.load('org', orgIds[0]!)).toMatchObject({ sequence: 1 });
       expect(store.stats).toMatchObject({ eventsRead: 0, statesRead: 2 });
       expect(await store.countUsers({ orgId: orgIds[1] })).toBe(50_000);
-      const page = await store.searchUsers<User>({ filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } }, sort: 'USERNAME', descending: false, limit: 5 });
+      const page = await store.searchUsers<User>({
+        filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } },
+        sort: 'USERNAME',
+        descending: false,
+        limit: 5,
+      });
       expect(page).toHaveLength(5);
       expect(page.every((s) => s.resourceOwner === orgIds[2] && s.state.username.startsWith('grace.'))).toBe(true);
       expect(store.stats.statesRead).toBe(2 + 5); // the page's users, loaded after the search named them
-      const again = await store.searchUsers<User>({ filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } }, sort: 'USERNAME', descending: false, limit: 5 });
+      const again = await store.searchUsers<User>({
+        filter: { orgId: orgIds[2], username: { op: 'PREFIX', value: 'grace.' } },
+        sort: 'USERNAME',
+        descending: false,
+        limit: 5,
+      });
       expect(again.map((s) => s.id)).toEqual(page.map((s) => s.id));
       expect(store.stats.statesRead).toBe(2 + 5); // the same page again: from memory
       // Written by the loader as the commands write them: the next command appends on it.
       const { snapshot } = await store.append<User>(
-        { aggregateType: 'user', aggregateId: user.id, sequence: 2, ...userEvent.emailVerified(), creator: 'tester', resourceOwner: user.resourceOwner },
+        {
+          aggregateType: 'user',
+          aggregateId: user.id,
+          sequence: 2,
+          ...userEvent.emailVerified(),
+          creator: 'tester',
+          resourceOwner: user.resourceOwner,
+        },
         { base: user },
       );
       expect(snapshot.state.email.isVerified).toBe(true);
@@ -322,12 +389,17 @@ describe('sqlite event store: user search plans', () => {
     for (const orgId of ['org-a', undefined]) {
       const name = `${sort}, ${orgId ? 'an organization' : 'every organization'}`;
       it(`a page without a list: the order's index, no sort (${name})`, () => {
-        const steps = plan(searchQuery({ filter: { orgId, state: 'USER_STATE_ACTIVE' }, sort, descending: false, limit: 101, after: after[sort] }));
+        const steps = plan(
+          searchQuery({ filter: { orgId, state: 'USER_STATE_ACTIVE' }, sort, descending: false, limit: 101, after: after[sort] }),
+        );
         expect(steps.some((s) => /^SEARCH u USING (COVERING )?INDEX user_search_(org_)?(username|created) /.test(s))).toBe(true);
         expect(steps.join(' | ')).not.toContain('TEMP B-TREE');
       });
       it(`ids: one primary key lookup each, with or without a key to page from (${name})`, () => {
-        const filters: UserFilter[] = [{ orgId, ids }, { orgId, allOf: [{ ids }], username: { op: 'PREFIX', value: 'a' } }];
+        const filters: UserFilter[] = [
+          { orgId, ids },
+          { orgId, allOf: [{ ids }], username: { op: 'PREFIX', value: 'a' } },
+        ];
         for (const filter of filters) {
           for (const from of [undefined, after[sort]]) {
             const steps = plan(searchQuery({ filter, sort, descending: true, limit: 101, after: from }));
@@ -337,7 +409,15 @@ describe('sqlite event store: user search plans', () => {
         expect(plan(countQuery({ orgId, ids }))).toEqual(['SEARCH u USING PRIMARY KEY (id=?)']);
       });
       it(`emails: one lookup each in the email index (${name})`, () => {
-        const steps = plan(searchQuery({ filter: { orgId, emails: ['a@example.com', 'b@example.com'] }, sort, descending: false, limit: 101, after: after[sort] }));
+        const steps = plan(
+          searchQuery({
+            filter: { orgId, emails: ['a@example.com', 'b@example.com'] },
+            sort,
+            descending: false,
+            limit: 101,
+            after: after[sort],
+          }),
+        );
         expect(steps[1]).toMatch(/^SEARCH u USING (COVERING )?INDEX user_search_(org_)?email_sorts \((org=\? AND )?email=\?/);
       });
     }

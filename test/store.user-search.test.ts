@@ -43,7 +43,15 @@ describeWith('mongo', 'MongoDB store', (url) => {
     const addUser = (id: string, org: string, username: string) => {
       const fact = facts.human(id, org, { username });
       return store.append<User>(
-        { aggregateType: 'user', aggregateId: id, sequence: 1, type: fact.type, payload: fact.payload, creator: 'seed', resourceOwner: org },
+        {
+          aggregateType: 'user',
+          aggregateId: id,
+          sequence: 1,
+          type: fact.type,
+          payload: fact.payload,
+          creator: 'seed',
+          resourceOwner: org,
+        },
         { claims: fact.claims, base: null },
       );
     };
@@ -83,17 +91,35 @@ describeWith('mongo', 'MongoDB store', (url) => {
       search_username: ['search.username', '_id'],
     };
     const cases: [string, UserSearch, string][] = [
-      ['organization, username, after a key', { filter: { orgId: 'org-a' }, sort: 'USERNAME', descending: false, after: { value: 'name2', id: 'u02' }, limit: 5 }, 'search_org_username'],
-      ['organization, username prefix', { filter: { orgId: 'org-a', username: { op: 'PREFIX', value: 'name1' } }, sort: 'USERNAME', descending: false, limit: 5 }, 'search_org_username'],
-      ['organization, creation date DESC, after a key', { filter: { orgId: 'org-b' }, sort: 'CREATION_DATE', descending: true, after: { value: Date.now(), id: 'zz' }, limit: 5 }, 'search_org_created'],
-      ['every organization, change date', { filter: {}, sort: 'CHANGE_DATE', descending: false, after: { value: 0, id: '' }, limit: 5 }, 'search_changed'],
+      [
+        'organization, username, after a key',
+        { filter: { orgId: 'org-a' }, sort: 'USERNAME', descending: false, after: { value: 'name2', id: 'u02' }, limit: 5 },
+        'search_org_username',
+      ],
+      [
+        'organization, username prefix',
+        { filter: { orgId: 'org-a', username: { op: 'PREFIX', value: 'name1' } }, sort: 'USERNAME', descending: false, limit: 5 },
+        'search_org_username',
+      ],
+      [
+        'organization, creation date DESC, after a key',
+        { filter: { orgId: 'org-b' }, sort: 'CREATION_DATE', descending: true, after: { value: Date.now(), id: 'zz' }, limit: 5 },
+        'search_org_created',
+      ],
+      [
+        'every organization, change date',
+        { filter: {}, sort: 'CHANGE_DATE', descending: false, after: { value: 0, id: '' }, limit: 5 },
+        'search_changed',
+      ],
       ['every organization, username DESC', { filter: {}, sort: 'USERNAME', descending: true, limit: 5 }, 'search_username'],
     ];
 
     for (const [label, search, index] of cases) {
       it(`the query sent is one an index serves: ${label}`, async () => {
         const sent: Document[] = [];
-        const stop = store.inspectCommands((c) => void (!c.background && c.command === 'find' && c.collection === 'users' && sent.push(c.body)));
+        const stop = store.inspectCommands(
+          (c) => void (!c.background && c.command === 'find' && c.collection === 'users' && sent.push(c.body)),
+        );
         await store.searchUsers(search);
         stop();
         expect(sent).toHaveLength(1);
@@ -126,7 +152,13 @@ describeWith('mongo', 'MongoDB store', (url) => {
       const ids = ['u03', 'u10', 'u11', 'u42', 'no-such-id'];
       for (const search of [
         { filter: { orgId: 'org-a', ids }, sort: 'USERNAME', descending: false, limit: 101 },
-        { filter: { ids, username: { op: 'PREFIX', value: 'name' } }, sort: 'CREATION_DATE', descending: true, after: { value: Date.now(), id: 'zz' }, limit: 101 },
+        {
+          filter: { ids, username: { op: 'PREFIX', value: 'name' } },
+          sort: 'CREATION_DATE',
+          descending: true,
+          after: { value: Date.now(), id: 'zz' },
+          limit: 101,
+        },
       ] satisfies UserSearch[]) {
         const sent: Document[] = [];
         const stop = store.inspectCommands((c) => void (!c.background && c.collection === 'users' && sent.push(c.body)));
@@ -139,7 +171,13 @@ describeWith('mongo', 'MongoDB store', (url) => {
         const want = ids.filter((id) => id !== 'no-such-id' && (search.filter.orgId === undefined || Number(id.slice(1)) % 2 === 1));
         expect(found.map((u) => u.id).sort()).toEqual(want.sort());
         if (ferret) continue; // no planner to ask (see above)
-        const plan: Document = await db.collection('users').find(sent[0]!.filter).sort(sent[0]!.sort).hint(sent[0]!.hint).limit(search.limit).explain('executionStats');
+        const plan: Document = await db
+          .collection('users')
+          .find(sent[0]!.filter)
+          .sort(sent[0]!.sort)
+          .hint(sent[0]!.hint)
+          .limit(search.limit)
+          .explain('executionStats');
         const stages = stagesOf(plan.queryPlanner.winningPlan);
         expect(stages.map((s) => s.stage)).not.toContain('COLLSCAN');
         expect(stages.filter((s) => s.stage === 'IXSCAN').map((s) => s.indexName)).toContain('_id_');
@@ -161,8 +199,15 @@ describeWith('mongo', 'MongoDB store', (url) => {
       const { snapshot } = await addUser('crash-1', 'org-a', 'before.crash');
       const profile = { ...snapshot.state.profile, firstName: 'Phoenix' };
       await db.collection('events').insertOne({
-        aggregateType: 'user', aggregateId: 'crash-1', sequence: 2, type: userEvents.profileChanged, payload: { profile },
-        creator: 'seed', resourceOwner: 'org-a', createdAt: new Date(), claims: [],
+        aggregateType: 'user',
+        aggregateId: 'crash-1',
+        sequence: 2,
+        type: userEvents.profileChanged,
+        payload: { profile },
+        creator: 'seed',
+        resourceOwner: 'org-a',
+        createdAt: new Date(),
+        claims: [],
       });
       const find = () => store.searchUsers({ filter: { firstNamePrefix: 'phoenix' }, sort: 'USERNAME', descending: false, limit: 5 });
       expect(await find()).toEqual([]);
@@ -188,13 +233,20 @@ describeWith('mongo', 'MongoDB store', (url) => {
 function stagesOf(plan: Document): { stage: string; indexName?: string }[] {
   if (!plan || typeof plan !== 'object') return [];
   const own = typeof plan.stage === 'string' ? [{ stage: plan.stage as string, indexName: plan.indexName as string | undefined }] : [];
-  return [...own, ...Object.values(plan).flatMap((v) => (Array.isArray(v) ? v.flatMap(stagesOf) : typeof v === 'object' ? stagesOf(v) : []))];
+  return [
+    ...own,
+    ...Object.values(plan).flatMap((v) => (Array.isArray(v) ? v.flatMap(stagesOf) : typeof v === 'object' ? stagesOf(v) : [])),
+  ];
 }
 
 /** The fields a filter holds to one value, in order: `{ f: v }` at the top or in its top-level `$and`. */
 function equalityFields(filter: Document): string[] {
   const clauses: Document[] = Array.isArray(filter.$and) ? filter.$and : [filter];
-  return clauses.flatMap((c) => Object.entries(c).filter(([k, v]) => !k.startsWith('$') && (typeof v !== 'object' || v === null || v instanceof Date)).map(([k]) => k));
+  return clauses.flatMap((c) =>
+    Object.entries(c)
+      .filter(([k, v]) => !k.startsWith('$') && (typeof v !== 'object' || v === null || v instanceof Date))
+      .map(([k]) => k),
+  );
 }
 
 /** Every field a filter names, however nested in $and/$or and operators. */

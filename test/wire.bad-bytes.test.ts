@@ -22,10 +22,13 @@ afterAll(async () => {
   await gw?.close();
 });
 
-const bearer = (token: string): Interceptor => (next) => async (req) => {
-  req.header.set('authorization', `Bearer ${token}`);
-  return next(req);
-};
+const bearer =
+  (token: string): Interceptor =>
+  (next) =>
+  async (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
 
 /** A good call over a new gRPC connection, and /health: the server still serves. */
 async function stillServing() {
@@ -88,7 +91,11 @@ describe('bad bytes on the wire paths', () => {
     expect(h2answer.grpcStatus ?? -1).not.toBe(0);
     s.close();
 
-    const res = await fetch(`${gw.baseUrl}${GET_MY_USER}`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: `Bearer ${gw.adminToken}` }, body: '{}' });
+    const res = await fetch(`${gw.baseUrl}${GET_MY_USER}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${gw.adminToken}` },
+      body: '{}',
+    });
     expect(res.status).toBe(415);
     expect(res.headers.get('grpc-status') ?? '-1').not.toBe('0');
     await res.arrayBuffer();
@@ -132,7 +139,12 @@ describe('bad bytes on the wire paths', () => {
     }
     // The same over HTTP/2.
     const s = open();
-    const stream = s.request({ ':method': 'POST', ':path': GET_MY_USER, 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` });
+    const stream = s.request({
+      ':method': 'POST',
+      ':path': GET_MY_USER,
+      'content-type': 'application/json',
+      authorization: `Bearer ${gw.adminToken}`,
+    });
     const answer = answerOf(stream);
     stream.end(Buffer.from([0xde, 0xad, 0xbe, 0xef]));
     const h2answer = await answer;
@@ -142,4 +154,3 @@ describe('bad bytes on the wire paths', () => {
     await stillServing();
   });
 });
-

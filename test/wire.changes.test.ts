@@ -6,7 +6,11 @@
 import { fromJson, toJsonString, type JsonObject } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { type Change } from '@zitadel/proto/zitadel/change_pb.js';
-import { ListOrgChangesResponseSchema, ListProjectChangesResponseSchema, ListUserChangesResponseSchema } from '@zitadel/proto/zitadel/management_pb.js';
+import {
+  ListOrgChangesResponseSchema,
+  ListProjectChangesResponseSchema,
+  ListUserChangesResponseSchema,
+} from '@zitadel/proto/zitadel/management_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_PAGE } from '../src/commands/history.ts';
 import type { User } from '../src/model/users.ts';
@@ -61,7 +65,11 @@ describe('ListUserChanges, ListOrgChanges, ListProjectChanges (embedded stores)'
     if (kind === 'rest') {
       const headers: Record<string, string> = { 'content-type': 'application/json' };
       if (token) headers.authorization = `Bearer ${token}`;
-      const res = await fetch(`${gw.baseUrl}/management/v1/users/${userId}/changes/_search`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const res = await fetch(`${gw.baseUrl}/management/v1/users/${userId}/changes/_search`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
       const text = await res.text();
       answers.push(text);
       if (!res.ok) {
@@ -149,7 +157,7 @@ describe('ListUserChanges, ListOrgChanges, ListProjectChanges (embedded stores)'
     });
   });
 
-  it('ListOrgChanges lists the acting organization (the header, else the caller\'s own); PERMISSION_DENIED without a role there', async () => {
+  it("ListOrgChanges lists the acting organization (the header, else the caller's own); PERMISSION_DENIED without a role there", async () => {
     const c = clients();
     const org = await c.orgs.addOrganization({ name: unique('Changes org ') });
     const member = await addUser(org.organizationId);
@@ -171,11 +179,13 @@ describe('ListUserChanges, ListOrgChanges, ListProjectChanges (embedded stores)'
     expect(home.result.every((e) => e.resourceOwnerId === gw.defaultOrgId)).toBe(true);
     // A plain user of the new organization may not read the default one.
     const plain = await addUser(org.organizationId);
-    const err = await failure(clients(await gw.tokenFor(plain)).mgmt.listOrgChanges({}, { headers: { 'x-zitadel-orgid': gw.defaultOrgId } }));
+    const err = await failure(
+      clients(await gw.tokenFor(plain)).mgmt.listOrgChanges({}, { headers: { 'x-zitadel-orgid': gw.defaultOrgId } }),
+    );
     expect(err.code).toBe(Code.PermissionDenied);
   });
 
-  it('ListProjectChanges lists a project\'s events; REST too', async () => {
+  it("ListProjectChanges lists a project's events; REST too", async () => {
     const c = clients();
     const { id: projectId } = await c.mgmt.addProject({ name: unique('Changes project ') });
     const res = await c.mgmt.listProjectChanges({ projectId });

@@ -13,7 +13,10 @@ import { createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { UserSchema as UserV2betaSchema } from '@zitadel/proto/zitadel/user/v2beta/user_pb.js';
-import { GetUserByIDResponseSchema as GetUserByIDResponseV2Schema, ListUsersResponseSchema as ListUsersResponseV2Schema } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import {
+  GetUserByIDResponseSchema as GetUserByIDResponseV2Schema,
+  ListUsersResponseSchema as ListUsersResponseV2Schema,
+} from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import {
   GetUserByIDResponseSchema as GetUserByIDResponseV2betaSchema,
   ListUsersResponseSchema as ListUsersResponseV2betaSchema,
@@ -54,7 +57,6 @@ function wireSuite(name: string, env: () => Record<string, string>) {
 
     const clients = (kind: Kind, token: string | null = gw.adminToken) => zitadelClients(wireTransport(kind, gw.baseUrl, token));
 
-
     const fieldsOf = (err: ConnectError) =>
       err
         .findDetails(BadRequestSchema)
@@ -64,7 +66,8 @@ function wireSuite(name: string, env: () => Record<string, string>) {
     const stored = async (id: string) => (await gw.gateway.deps.store.load<User>('user', id))!;
 
     /** A SAML SP metadata document with its own entityID (entityIDs are unique in the instance). */
-    const samlXml = () => new TextEncoder().encode(SAML_XML.replace('https://sp.example.com/saml/metadata', `https://${unique('sp')}.example.com/saml`));
+    const samlXml = () =>
+      new TextEncoder().encode(SAML_XML.replace('https://sp.example.com/saml/metadata', `https://${unique('sp')}.example.com/saml`));
 
     const addUser = async (c: ReturnType<typeof clients>, extra: Record<string, unknown> = {}) =>
       c.users.addHumanUser({
@@ -118,16 +121,28 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(human.profile).toMatchObject({ givenName: 'Ada', familyName: 'Lovelace', preferredLanguage: 'en', gender: 1 });
         expect(human.email).toMatchObject({ email, isVerified: false });
         expect(human.passwordChangeRequired).toBe(true);
-        expect((await stored(userId)).state.metadata).toEqual([{ key: 'team', value: Buffer.from('analytical engine').toString('base64') }]);
+        expect((await stored(userId)).state.metadata).toEqual([
+          { key: 'team', value: Buffer.from('analytical engine').toString('base64') },
+        ]);
 
         const v1 = (await c.mgmt.getUserByID({ id: userId })).user!;
         expect(v1.id).toBe(userId);
         expect((v1.type.value as any).email).toMatchObject({ email, isEmailVerified: false });
 
-        const profile = await c.mgmt.updateHumanProfile({ userId, firstName: 'Augusta Ada', lastName: 'King', displayName: 'Countess', gender: 1 });
+        const profile = await c.mgmt.updateHumanProfile({
+          userId,
+          firstName: 'Augusta Ada',
+          lastName: 'King',
+          displayName: 'Countess',
+          gender: 1,
+        });
         expect(profile.details!.sequence).toBe(++sequence);
         expect(profile.details!.creationDate).toBeDefined();
-        expect(((await c.users.getUserByID({ userId })).user!.type.value as any).profile).toMatchObject({ givenName: 'Augusta Ada', familyName: 'King', displayName: 'Countess' });
+        expect(((await c.users.getUserByID({ userId })).user!.type.value as any).profile).toMatchObject({
+          givenName: 'Augusta Ada',
+          familyName: 'King',
+          displayName: 'Countess',
+        });
 
         const newEmail = `${unique('king')}@example.com`;
         const set = await c.users.setEmail({ userId, email: newEmail, verification: { case: 'returnCode', value: {} } });
@@ -135,11 +150,17 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(set.verificationCode).toMatch(/\S/);
         const verified = await c.users.verifyEmail({ userId, verificationCode: set.verificationCode! });
         expect(verified.details!.sequence).toBe(++sequence);
-        expect(((await c.users.getUserByID({ userId })).user!.type.value as any).email).toMatchObject({ email: newEmail, isVerified: true });
+        expect(((await c.users.getUserByID({ userId })).user!.type.value as any).email).toMatchObject({
+          email: newEmail,
+          isVerified: true,
+        });
 
         const phone = await c.mgmt.updateHumanPhone({ userId, phone: '+41791234567', isPhoneVerified: true });
         expect(phone.details!.sequence).toBe(++sequence);
-        expect(((await c.mgmt.getUserByID({ id: userId })).user!.type.value as any).phone).toMatchObject({ phone: '+41791234567', isPhoneVerified: true });
+        expect(((await c.mgmt.getUserByID({ id: userId })).user!.type.value as any).phone).toMatchObject({
+          phone: '+41791234567',
+          isPhoneVerified: true,
+        });
 
         const password = await c.mgmt.setHumanPassword({ userId, password: 'N3w!secret', noChangeRequired: true });
         expect(password.details!.sequence).toBe(++sequence);
@@ -174,7 +195,13 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(idp.id).toBe(added.idpId);
         expect(idp.details!.sequence).toBe(updated.details!.sequence);
         expect(idp.config.case).toBe('oidcConfig');
-        expect(idp.config.value).toMatchObject({ issuer: 'https://login.example.org', clientId: 'client-2', scopes: ['openid', 'profile'], displayNameMapping: 1, usernameMapping: 2 });
+        expect(idp.config.value).toMatchObject({
+          issuer: 'https://login.example.org',
+          clientId: 'client-2',
+          scopes: ['openid', 'profile'],
+          displayNameMapping: 1,
+          usernameMapping: 2,
+        });
       });
 
       it('AddProject, then AddSAMLApp with metadata_xml, then GetProjectByID', async () => {
@@ -233,17 +260,28 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect((await stored(userId)).state.metadata).toEqual([{ key: 'team', value: Buffer.from('engine').toString('base64') }]);
         let sequence = added.details!.sequence;
 
-        const set = await c.usersV2beta.setEmail({ userId, email: `${username}.new@example.com`, verification: { case: 'returnCode', value: {} } });
+        const set = await c.usersV2beta.setEmail({
+          userId,
+          email: `${username}.new@example.com`,
+          verification: { case: 'returnCode', value: {} },
+        });
         expect(set.details!.sequence).toBe(++sequence);
         expect((await c.usersV2beta.verifyEmail({ userId, verificationCode: set.verificationCode! })).details!.sequence).toBe(++sequence);
         expect((await c.usersV2beta.verifyPhone({ userId, verificationCode: added.phoneCode! })).details!.sequence).toBe(++sequence);
         const registered = await c.usersV2beta.registerU2F({ userId });
         const options = registered.publicKeyCredentialCreationOptions as any;
         const cred = authenticator.create({ challenge: options.challenge, origin: ORIGIN, rpId: options.rp.id });
-        const u2f = await c.usersV2beta.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: cred.response as unknown as JsonObject, tokenName: 'Beta key' });
+        const u2f = await c.usersV2beta.verifyU2FRegistration({
+          userId,
+          u2fId: registered.u2fId,
+          publicKeyCredential: cred.response as unknown as JsonObject,
+          tokenName: 'Beta key',
+        });
         sequence += 2n;
         expect(u2f.details!.sequence).toBe(sequence);
-        expect((await stored(userId)).state.u2fTokens).toMatchObject([{ id: registered.u2fId, name: 'Beta key', state: 'U2F_STATE_READY' }]);
+        expect((await stored(userId)).state.u2fTokens).toMatchObject([
+          { id: registered.u2fId, name: 'Beta key', state: 'U2F_STATE_READY' },
+        ]);
 
         // The same user, read on both versions: the same message, field for field (v2's mfa_init_skipped, which v2beta lacks, is empty).
         const beta = await c.usersV2beta.getUserByID({ userId });
@@ -275,7 +313,16 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(fieldsOf(badBeta)).toEqual(fieldsOf(badV2));
         expect(fieldsOf(badBeta)).toEqual(['email.email', 'profile.family_name', 'profile.given_name']);
         const plain = clients(kind, await gw.tokenFor(userId));
-        expect((await failure(plain.usersV2beta.addHumanUser({ profile: { givenName: 'A', familyName: 'B' }, email: { email: `${unique('p')}@example.com` } }))).code).toBe(Code.PermissionDenied);
+        expect(
+          (
+            await failure(
+              plain.usersV2beta.addHumanUser({
+                profile: { givenName: 'A', familyName: 'B' },
+                email: { email: `${unique('p')}@example.com` },
+              }),
+            )
+          ).code,
+        ).toBe(Code.PermissionDenied);
         expect((await failure(c.usersV2beta.deleteUser({ userId }))).code).toBe(Code.Unimplemented);
         expect((await failure(c.orgsV2beta.listOrganizations({}))).code).toBe(Code.Unimplemented);
       });
@@ -300,7 +347,12 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         await owner.mgmt.updateHumanProfile({ userId: target, firstName: 'Changed', lastName: 'ByOwner' });
         // ...but not act in an organization where it holds no role, by either header name.
         for (const header of ['x-zitadel-orgid', 'x-service-orgid']) {
-          const err = await failure(owner.mgmt.updateHumanProfile({ userId: target, firstName: 'No', lastName: 'Way' }, { headers: { [header]: other.organizationId } }));
+          const err = await failure(
+            owner.mgmt.updateHumanProfile(
+              { userId: target, firstName: 'No', lastName: 'Way' },
+              { headers: { [header]: other.organizationId } },
+            ),
+          );
           expect(err.code).toBe(Code.PermissionDenied);
         }
         // The instance administrator acts in the other organization through the header.
@@ -309,10 +361,20 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(there.details!.resourceOwner).toBe(other.organizationId);
         expect((await failure(admin.mgmt.getUserByID({ id: elsewhere }))).code).toBe(Code.NotFound);
         // Both headers, naming two organizations: which one was meant cannot be told. The same one twice is fine.
-        const both = await failure(admin.mgmt.getUserByID({ id: elsewhere }, { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': gw.defaultOrgId } }));
+        const both = await failure(
+          admin.mgmt.getUserByID(
+            { id: elsewhere },
+            { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': gw.defaultOrgId } },
+          ),
+        );
         expect(both.code).toBe(Code.InvalidArgument);
         expect(both.rawMessage).toMatch(/x-zitadel-orgid: names another organization than x-service-orgid/);
-        const same = (await admin.mgmt.getUserByID({ id: elsewhere }, { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': other.organizationId } })).user!;
+        const same = (
+          await admin.mgmt.getUserByID(
+            { id: elsewhere },
+            { headers: { 'x-zitadel-orgid': other.organizationId, 'x-service-orgid': other.organizationId } },
+          )
+        ).user!;
         expect(same.details!.resourceOwner).toBe(other.organizationId);
         // A plain user (no role anywhere) may not add users.
         const { userId: plainId } = await addUser(admin);
@@ -320,7 +382,7 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect((await failure(addUser(plain))).code).toBe(Code.PermissionDenied);
       });
 
-      it('NOT_FOUND, ALREADY_EXISTS and FAILED_PRECONDITION, with ZITADEL\'s ErrorDetail', async () => {
+      it("NOT_FOUND, ALREADY_EXISTS and FAILED_PRECONDITION, with ZITADEL's ErrorDetail", async () => {
         const c = clients(kind);
         const missing = await failure(c.mgmt.updateHumanProfile({ userId: '999999999', firstName: 'A', lastName: 'B' }));
         expect(missing.code).toBe(Code.NotFound);
@@ -346,7 +408,9 @@ function wireSuite(name: string, env: () => Record<string, string>) {
 
       it('INVALID_ARGUMENT lists every violated field as google.rpc.BadRequest in snake_case wire names', async () => {
         const c = clients(kind);
-        const profile = await failure(c.mgmt.updateHumanProfile({ userId: gw.adminId, firstName: ' ', lastName: '', preferredLanguage: 'x'.repeat(11) }));
+        const profile = await failure(
+          c.mgmt.updateHumanProfile({ userId: gw.adminId, firstName: ' ', lastName: '', preferredLanguage: 'x'.repeat(11) }),
+        );
         expect(profile.code).toBe(Code.InvalidArgument);
         expect(fieldsOf(profile)).toEqual(['first_name', 'last_name', 'preferred_language']);
         expect(profile.rawMessage).toContain('first_name');
@@ -362,7 +426,14 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         );
         expect(add.code).toBe(Code.InvalidArgument);
         expect(fieldsOf(add)).toEqual(
-          expect.arrayContaining(['email.email', 'metadata[0].value', 'organization.org_domain', 'password.password', 'profile.family_name', 'profile.given_name']),
+          expect.arrayContaining([
+            'email.email',
+            'metadata[0].value',
+            'organization.org_domain',
+            'password.password',
+            'profile.family_name',
+            'profile.given_name',
+          ]),
         );
         expect(fieldsOf(add).every((f) => !/[A-Z]/.test(f) && !f.startsWith('input'))).toBe(true);
 
@@ -389,14 +460,18 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         } finally {
           hasher.hash = hash;
         }
-        expect(gw.logs.slice(logged).filter((l) => l.includes('unexpected error') && l.includes('SetHumanPassword') && l.includes(cause))).toHaveLength(1);
+        expect(
+          gw.logs.slice(logged).filter((l) => l.includes('unexpected error') && l.includes('SetHumanPassword') && l.includes(cause)),
+        ).toHaveLength(1);
       });
 
       it('goes through the HTTP edge: request id, one log line with the method and the code (never the body), metrics', async () => {
         const c = clients(kind);
         const requestId = unique(`wire-${kind}-`);
         const secret = unique('Sup3r!secret');
-        const err = await failure(c.mgmt.setHumanPassword({ userId: '999999999', password: secret }, { headers: { 'x-request-id': requestId } }));
+        const err = await failure(
+          c.mgmt.setHumanPassword({ userId: '999999999', password: secret }, { headers: { 'x-request-id': requestId } }),
+        );
         expect(err.code).toBe(Code.NotFound);
         const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
         expect(line).toMatchObject({
@@ -411,7 +486,11 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(gw.logs.some((l) => l.includes(secret))).toBe(false);
         const metrics = await (await fetch(`${gw.baseUrl}/metrics`)).text();
         const protocol = kind === 'connect-json' ? 'connect' : kind;
-        expect(metrics).toMatch(new RegExp(`gateway_http_requests_total\\{protocol="${protocol}",operation_type="mutation",root_field="zitadel\\.management\\.v1\\.ManagementService/SetHumanPassword",status="\\d+"\\} \\d+`));
+        expect(metrics).toMatch(
+          new RegExp(
+            `gateway_http_requests_total\\{protocol="${protocol}",operation_type="mutation",root_field="zitadel\\.management\\.v1\\.ManagementService/SetHumanPassword",status="\\d+"\\} \\d+`,
+          ),
+        );
       });
 
       it('a method the gateway does not implement answers UNIMPLEMENTED', async () => {
@@ -433,7 +512,11 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         expect(phone.details!.sequence).toBe(first + 2n);
         const res = await gw.send(UserDocument, { id: added.userId });
         expect(res.errors).toBeUndefined();
-        expect(res.data!.user).toMatchObject({ id: added.userId, profile: { firstName: 'Cross', lastName: 'Face' }, phone: { phone: '+41791234568' } });
+        expect(res.data!.user).toMatchObject({
+          id: added.userId,
+          profile: { firstName: 'Cross', lastName: 'Face' },
+          phone: { phone: '+41791234568' },
+        });
         expect(res.data!.user!.details.sequence).toBe(String(first + 2n));
       });
 
@@ -450,7 +533,12 @@ function wireSuite(name: string, env: () => Record<string, string>) {
           expect(graphql.status).toBe(200);
           expect(JSON.parse(graphql.text)).toEqual({ data: { me: { id: gw.adminId } } });
           const wire = await request(
-            { ':path': '/zitadel.auth.v1.AuthService/GetMyUser', ':method': 'POST', 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },
+            {
+              ':path': '/zitadel.auth.v1.AuthService/GetMyUser',
+              ':method': 'POST',
+              'content-type': 'application/json',
+              authorization: `Bearer ${gw.adminToken}`,
+            },
             '{}',
           );
           expect(wire.status).toBe(200);
@@ -478,7 +566,15 @@ function wireSuite(name: string, env: () => Record<string, string>) {
         // large raises its limit.
         const c =
           kind === 'grpc'
-            ? { mgmt: createManagementServiceClient(createGrpcTransport({ baseUrl: gw.baseUrl, interceptors: [bearer(gw.adminToken)], nodeOptions: { maxSessionMemory: 64 } })) }
+            ? {
+                mgmt: createManagementServiceClient(
+                  createGrpcTransport({
+                    baseUrl: gw.baseUrl,
+                    interceptors: [bearer(gw.adminToken)],
+                    nodeOptions: { maxSessionMemory: 64 },
+                  }),
+                ),
+              }
             : clients(kind);
         const cap = maxRequestBodyBytes(gw.config);
         const over = await failure(c.mgmt.addProject({ name: 'x'.repeat(cap + 1) }));
@@ -570,6 +666,11 @@ function wireSuite(name: string, env: () => Record<string, string>) {
 wireSuite('wire API on the embedded stores', () => ({}));
 describeWith('mongo', 'wire API on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    wireSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `wire_${Date.now()}_${seq++}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    wireSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `wire_${Date.now()}_${seq++}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

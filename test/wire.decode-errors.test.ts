@@ -49,10 +49,13 @@ interface Outcome {
 /** gRPC-web trailer frames (flag 0x80) of a binary gRPC-web body, as name → value. */
 function grpcWebTrailer(body: Buffer): Record<string, string> {
   const out: Record<string, string> = {};
-  for (let at = 0; at + 5 <= body.length; ) {
+  for (let at = 0; at + 5 <= body.length;) {
     const length = body.readUInt32BE(at + 1);
     if (body[at]! & 0x80) {
-      for (const line of body.subarray(at + 5, at + 5 + length).toString('latin1').split('\r\n')) {
+      for (const line of body
+        .subarray(at + 5, at + 5 + length)
+        .toString('latin1')
+        .split('\r\n')) {
         const colon = line.indexOf(':');
         if (colon > 0) out[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }
@@ -75,7 +78,13 @@ const FACES: Face[] = ['grpc', 'grpc-web', 'grpc-web-text', 'connect'];
  * One call of `path` with `body` (an enveloped body; Connect unary: the message of the first
  * envelope) over `face`, with the admin's token unless `token` says otherwise (null: none).
  */
-async function call(face: Face, path: string, body: Buffer, headers: Record<string, string> = {}, token: string | null = gw.adminToken): Promise<Outcome> {
+async function call(
+  face: Face,
+  path: string,
+  body: Buffer,
+  headers: Record<string, string> = {},
+  token: string | null = gw.adminToken,
+): Promise<Outcome> {
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   if (face === 'grpc') {
     const session = http2Connect(gw.baseUrl);
@@ -85,12 +94,20 @@ async function call(face: Face, path: string, body: Buffer, headers: Record<stri
       const answer = answerOf(stream);
       stream.end(body);
       const { grpcStatus, headers: h, trailers } = await answer;
-      return { code: grpcStatus, message: decodeURIComponent(String(trailers['grpc-message'] ?? h['grpc-message'] ?? '')), headers: headersOf(h) };
+      return {
+        code: grpcStatus,
+        message: decodeURIComponent(String(trailers['grpc-message'] ?? h['grpc-message'] ?? '')),
+        headers: headersOf(h),
+      };
     } finally {
       session.close();
     }
   }
-  const contentType = { 'grpc-web': 'application/grpc-web+proto', 'grpc-web-text': 'application/grpc-web-text', connect: 'application/proto' }[face];
+  const contentType = {
+    'grpc-web': 'application/grpc-web+proto',
+    'grpc-web-text': 'application/grpc-web-text',
+    connect: 'application/proto',
+  }[face];
   const sent = face === 'grpc-web-text' ? Buffer.from(body.toString('base64')) : face === 'connect' ? body.subarray(5) : body;
   const res = await fetch(`${gw.baseUrl}${path}`, {
     method: 'POST',
@@ -100,12 +117,20 @@ async function call(face: Face, path: string, body: Buffer, headers: Record<stri
   const raw = Buffer.from(await res.arrayBuffer());
   if (face === 'connect') {
     const json = res.ok ? {} : (JSON.parse(raw.toString('utf8')) as JsonObject);
-    const code = res.ok ? 0 : (Object.entries(Code).find(([name]) => name.replace(/[A-Z]/g, (c, i) => (i ? '_' : '') + c.toLowerCase()) === json.code)?.[1] as number);
+    const code = res.ok
+      ? 0
+      : (Object.entries(Code).find(
+          ([name]) => name.replace(/[A-Z]/g, (c, i) => (i ? '_' : '') + c.toLowerCase()) === json.code,
+        )?.[1] as number);
     return { code, message: String(json.message ?? ''), headers: headersOf(res.headers) };
   }
   const trailer = grpcWebTrailer(face === 'grpc-web-text' ? fromTextSegments(raw.toString('latin1')) : raw);
   const status = trailer['grpc-status'] ?? res.headers.get('grpc-status');
-  return { code: status == null ? undefined : Number(status), message: decodeURIComponent(trailer['grpc-message'] ?? res.headers.get('grpc-message') ?? ''), headers: headersOf(res.headers) };
+  return {
+    code: status == null ? undefined : Number(status),
+    message: decodeURIComponent(trailer['grpc-message'] ?? res.headers.get('grpc-message') ?? ''),
+    headers: headersOf(res.headers),
+  };
 }
 
 /** A good call over a new gRPC connection: the server still serves, and nothing was logged as unexpected. */
@@ -130,9 +155,19 @@ function deepCredential(depth: number): Uint8Array {
 
 const BAD_MESSAGES: [name: string, path: string, message: () => Uint8Array, typeName: string][] = [
   // GetUserByIDRequest.id (field 1, a string) of two bytes that are not UTF-8.
-  ['a string field that is not UTF-8', GET_USER_BY_ID, () => Buffer.from([0x0a, 0x02, 0xff, 0xfe]), 'zitadel.management.v1.GetUserByIDRequest'],
+  [
+    'a string field that is not UTF-8',
+    GET_USER_BY_ID,
+    () => Buffer.from([0x0a, 0x02, 0xff, 0xfe]),
+    'zitadel.management.v1.GetUserByIDRequest',
+  ],
   // An unknown varint field (number 1 as varint) of eleven bytes: no varint is longer than ten.
-  ['a varint of eleven bytes', GET_USER_BY_ID, () => Buffer.from([0x08, ...Array(10).fill(0xff), 0x01]), 'zitadel.management.v1.GetUserByIDRequest'],
+  [
+    'a varint of eleven bytes',
+    GET_USER_BY_ID,
+    () => Buffer.from([0x08, ...Array(10).fill(0xff), 0x01]),
+    'zitadel.management.v1.GetUserByIDRequest',
+  ],
   // A length prefix past the end of the message.
   ['a field longer than the message', GET_USER_BY_ID, () => Buffer.from([0x0a, 0x7f, 0x41]), 'zitadel.management.v1.GetUserByIDRequest'],
   // 120 levels of Struct in Value in Struct: past the decoder's recursion limit of 100.
@@ -155,7 +190,7 @@ describe('a message that does not decode is INVALID_ARGUMENT in the gateway’s 
     });
   }
 
-  it('the same messages gzipped (grpc-encoding, or Connect\'s content-encoding): INVALID_ARGUMENT too', async () => {
+  it("the same messages gzipped (grpc-encoding, or Connect's content-encoding): INVALID_ARGUMENT too", async () => {
     for (const [, path, message, typeName] of BAD_MESSAGES) {
       for (const face of FACES) {
         const headers: Record<string, string> = face === 'connect' ? { 'content-encoding': 'gzip' } : { 'grpc-encoding': 'gzip' };
@@ -176,7 +211,11 @@ describe('a message that does not decode is INVALID_ARGUMENT in the gateway’s 
       for (const face of FACES) {
         const headers: Record<string, string> = face === 'connect' ? { 'content-encoding': 'gzip' } : { 'grpc-encoding': 'gzip' };
         const outcome = await call(face, GET_USER_BY_ID, envelope(bytes, 1), headers);
-        expect({ face, code: outcome.code, message: outcome.message }).toEqual({ face, code: Code.InvalidArgument, message: 'request message: not valid gzip data' });
+        expect({ face, code: outcome.code, message: outcome.message }).toEqual({
+          face,
+          code: Code.InvalidArgument,
+          message: 'request message: not valid gzip data',
+        });
       }
     }
     await stillServing();
@@ -212,7 +251,11 @@ describe('compression the request does not declare, or the gateway does not know
   it('an unknown grpc-encoding: UNIMPLEMENTED, with grpc-accept-encoding listing gzip and br in the answer’s headers', async () => {
     for (const face of ['grpc', 'grpc-web', 'grpc-web-text'] as const) {
       const outcome = await call(face, GET_MY_USER, envelope(Buffer.alloc(0), 1), { 'grpc-encoding': 'zstd' });
-      expect({ face, code: outcome.code, accept: outcome.headers['grpc-accept-encoding'] }).toEqual({ face, code: Code.Unimplemented, accept: 'gzip,br' });
+      expect({ face, code: outcome.code, accept: outcome.headers['grpc-accept-encoding'] }).toEqual({
+        face,
+        code: Code.Unimplemented,
+        accept: 'gzip,br',
+      });
       expect(outcome.message).toBe("the request's grpc-encoding is not supported: send gzip, br or identity");
     }
     await stillServing();

@@ -26,7 +26,9 @@ const retrySeconds = (err: ConnectError) => {
 describe('rate limits on the wire paths', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startGateway({ env: { RATE_LIMIT_PER_CALLER_PER_MINUTE: String(PER_CALLER), RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_IP) } });
+    gw = await startGateway({
+      env: { RATE_LIMIT_PER_CALLER_PER_MINUTE: String(PER_CALLER), RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_IP) },
+    });
   });
   afterAll(async () => gw?.close());
 
@@ -36,7 +38,9 @@ describe('rate limits on the wire paths', () => {
 
     const overGrpc = await failure(grpc.auth.getMyUser({}));
     expect(overGrpc.code).toBe(Code.ResourceExhausted);
-    expect(overGrpc.rawMessage).toMatch(new RegExp(`^Too many requests: at most ${PER_CALLER} a minute per caller; retry after \\d+ s\\. \\(RESOURCE_EXHAUSTED-\\w+\\)$`));
+    expect(overGrpc.rawMessage).toMatch(
+      new RegExp(`^Too many requests: at most ${PER_CALLER} a minute per caller; retry after \\d+ s\\. \\(RESOURCE_EXHAUSTED-\\w+\\)$`),
+    );
     expect(retrySeconds(overGrpc)).toBeGreaterThanOrEqual(1);
     expect(retrySeconds(overGrpc)).toBeLessThanOrEqual(60);
     expect((overGrpc.findDetails(ErrorDetailSchema)[0] as { id?: string })?.id).toMatch(/^RESOURCE_EXHAUSTED-/);
@@ -45,7 +49,11 @@ describe('rate limits on the wire paths', () => {
     expect({ code: web.code, retry: retrySeconds(web)! > 0 }).toEqual({ code: Code.ResourceExhausted, retry: true });
 
     const headers = { authorization: `Bearer ${gw.adminToken}` };
-    const connect = await fetch(`${gw.baseUrl}${GET_MY_USER}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+    const connect = await fetch(`${gw.baseUrl}${GET_MY_USER}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(connect.status).toBe(429);
     expect(Number(connect.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const connectBody = await connect.json();
@@ -59,7 +67,10 @@ describe('rate limits on the wire paths', () => {
     const restBody = await rest.json();
     expect(restBody.code).toBe(Code.ResourceExhausted);
     expect(restBody.message).toMatch(/^Too many requests: at most 3 a minute per caller/);
-    expect(restBody.details).toContainEqual({ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: expect.stringMatching(/^\d+s$/) });
+    expect(restBody.details).toContainEqual({
+      '@type': 'type.googleapis.com/google.rpc.RetryInfo',
+      retryDelay: expect.stringMatching(/^\d+s$/),
+    });
 
     const graphql = await gw.send(MeDocument, {});
     expect(graphql.status).toBe(429);
@@ -70,7 +81,9 @@ describe('rate limits on the wire paths', () => {
 describe('the per-address limit on the wire paths', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startGateway({ env: { RATE_LIMIT_PER_CALLER_PER_MINUTE: String(PER_CALLER), RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_IP) } });
+    gw = await startGateway({
+      env: { RATE_LIMIT_PER_CALLER_PER_MINUTE: String(PER_CALLER), RATE_LIMIT_PER_IP_PER_MINUTE: String(PER_IP) },
+    });
   });
   afterAll(async () => gw?.close());
 
@@ -81,7 +94,11 @@ describe('the per-address limit on the wire paths', () => {
     const limited = await failure(anonymous.auth.getMyUser({}));
     expect(limited.code).toBe(Code.ResourceExhausted);
     expect(limited.rawMessage).toMatch(new RegExp(`^Too many requests: at most ${PER_IP} a minute per client address`));
-    const health = await fetch(`${gw.baseUrl}/grpc.health.v1.Health/Check`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const health = await fetch(`${gw.baseUrl}/grpc.health.v1.Health/Check`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(health.status).toBe(429);
 
     const signedIn = zitadelClients(wireTransport('connect', gw.baseUrl, gw.adminToken));
@@ -98,8 +115,12 @@ describe('a body too big for a request without a valid token, refused from its h
   const big = new Uint8Array(UNAUTHENTICATED_BODY_BYTES + 1);
   const why = `a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token`;
 
-  it('REST: 401 with grpc-gateway\'s body', async () => {
-    const res = await fetch(`${gw.baseUrl}/management/v1/projects`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+  it("REST: 401 with grpc-gateway's body", async () => {
+    const res = await fetch(`${gw.baseUrl}/management/v1/projects`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
     expect(res.status).toBe(401);
     const body = await res.json();
     expect(body.code).toBe(Code.Unauthenticated);
@@ -108,7 +129,11 @@ describe('a body too big for a request without a valid token, refused from its h
   });
 
   it('Connect: 401 with its JSON error', async () => {
-    const res = await fetch(`${gw.baseUrl}/zitadel.management.v1.ManagementService/AddProject`, { method: 'POST', headers: { 'content-type': 'application/proto' }, body: big });
+    const res = await fetch(`${gw.baseUrl}/zitadel.management.v1.ManagementService/AddProject`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/proto' },
+      body: big,
+    });
     expect(res.status).toBe(401);
     const body = await res.json();
     expect(body.code).toBe('unauthenticated');
@@ -131,12 +156,19 @@ describe('a body too big for a request without a valid token, refused from its h
     const session = http2Connect(gw.baseUrl);
     session.on('error', () => {});
     try {
-      const stream = session.request({ ...grpcRequestHeaders('/zitadel.management.v1.ManagementService/AddProject', 'not-a-token'), 'content-length': String(big.length + 5) });
+      const stream = session.request({
+        ...grpcRequestHeaders('/zitadel.management.v1.ManagementService/AddProject', 'not-a-token'),
+        'content-length': String(big.length + 5),
+      });
       stream.on('error', () => {});
       const answer = answerOf(stream);
       stream.write(prefix(big.length));
       const got = await answer;
-      expect({ status: got.headers[':status'], type: got.headers['content-type'], grpcStatus: got.grpcStatus }).toEqual({ status: 200, type: 'application/grpc', grpcStatus: Code.Unauthenticated });
+      expect({ status: got.headers[':status'], type: got.headers['content-type'], grpcStatus: got.grpcStatus }).toEqual({
+        status: 200,
+        type: 'application/grpc',
+        grpcStatus: Code.Unauthenticated,
+      });
       stream.close();
     } finally {
       session.destroy();
@@ -155,10 +187,14 @@ describe('CORS on the wire paths (CORS_ORIGINS)', () => {
   const preflight = (path: string, origin: string, method = 'POST') =>
     fetch(`${gw.baseUrl}${path}`, {
       method: 'OPTIONS',
-      headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type, connect-protocol-version, x-zitadel-orgid' },
+      headers: {
+        origin,
+        'access-control-request-method': method,
+        'access-control-request-headers': 'authorization, content-type, connect-protocol-version, x-zitadel-orgid',
+      },
     });
 
-  it('a listed origin: the preflight allows the wire clients\' headers and methods, answers expose grpc-status and x-request-id', async () => {
+  it("a listed origin: the preflight allows the wire clients' headers and methods, answers expose grpc-status and x-request-id", async () => {
     const pre = await preflight('/zitadel.auth.v1.AuthService/GetMyUser', allowed);
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe(allowed);
@@ -179,12 +215,18 @@ describe('CORS on the wire paths (CORS_ORIGINS)', () => {
   it('an origin not listed gets no CORS headers, so the browser keeps the answer from the page', async () => {
     const pre = await preflight('/zitadel.auth.v1.AuthService/GetMyUser', 'https://evil.example');
     expect(pre.headers.get('access-control-allow-origin')).toBeNull();
-    const call = await fetch(`${gw.baseUrl}/auth/v1/users/me`, { headers: { origin: 'https://evil.example', authorization: `Bearer ${gw.adminToken}` } });
+    const call = await fetch(`${gw.baseUrl}/auth/v1/users/me`, {
+      headers: { origin: 'https://evil.example', authorization: `Bearer ${gw.adminToken}` },
+    });
     expect(call.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('an edge refusal carries the CORS headers too, so the page can read it', async () => {
-    const res = await fetch(`${gw.baseUrl}/management/v1/projects`, { method: 'POST', headers: { origin: allowed, 'content-type': 'application/json' }, body: new Uint8Array(UNAUTHENTICATED_BODY_BYTES + 1) });
+    const res = await fetch(`${gw.baseUrl}/management/v1/projects`, {
+      method: 'POST',
+      headers: { origin: allowed, 'content-type': 'application/json' },
+      body: new Uint8Array(UNAUTHENTICATED_BODY_BYTES + 1),
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('access-control-allow-origin')).toBe(allowed);
   });
@@ -208,7 +250,11 @@ describe('the request log line names the protocol', () => {
     });
     // A refusal's line may be written just after its answer went out.
     await vi.waitFor(() => expect(lineOf('proto-web-text')).toBeDefined(), { timeout: 10_000 });
-    expect([lineOf('proto-rest'), lineOf('proto-graphql'), lineOf('proto-web-text')].map((l) => l?.protocol)).toEqual(['rest', 'graphql', 'grpc-web-text']);
+    expect([lineOf('proto-rest'), lineOf('proto-graphql'), lineOf('proto-web-text')].map((l) => l?.protocol)).toEqual([
+      'rest',
+      'graphql',
+      'grpc-web-text',
+    ]);
     expect(lineOf('proto-web-text')?.errors).toEqual(['UNAUTHENTICATED']);
   });
 });

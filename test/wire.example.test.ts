@@ -47,7 +47,9 @@ describe('examples against a running gateway', () => {
 
   describe('examples/zitadel-client.mjs', () => {
     it('creates, verifies, updates and reads back a user with ZITADEL client code, over gRPC', async () => {
-      const { stdout } = await run(process.execPath, ['examples/zitadel-client.mjs'], { env: { ...process.env, GATEWAY: gw.baseUrl, TOKEN: gw.adminToken } });
+      const { stdout } = await run(process.execPath, ['examples/zitadel-client.mjs'], {
+        env: { ...process.env, GATEWAY: gw.baseUrl, TOKEN: gw.adminToken },
+      });
       const out = JSON.parse(stdout.trim().split('\n').pop()!);
       expect(out.displayName).toBe('Ada King');
       const stored = await gw.gateway.deps.store.load<User>('user', out.userId);
@@ -59,7 +61,10 @@ describe('examples against a running gateway', () => {
 
   /** The printed lines: one per operation, in order, then the summary; each checked against the store. */
   async function expectNineDone(stdout: string, transport: string) {
-    const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(NINE.length + 1);
     const byOp = Object.fromEntries(lines.slice(0, -1).map((l) => [l.op, l]));
     expect(lines.slice(0, -1).map((l) => l.op)).toEqual(NINE);
@@ -81,7 +86,12 @@ describe('examples against a running gateway', () => {
     // AddHumanUser .. VerifyU2FRegistration: one user, its events one after the other.
     const user = (await store.load<User>('user', summary.userId))!;
     expect(user.resourceOwner).toBe(summary.orgId);
-    expect(byOp.AddHumanUser).toMatchObject({ userId: summary.userId, orgId: summary.orgId, username: user.state.username, emailCode: true });
+    expect(byOp.AddHumanUser).toMatchObject({
+      userId: summary.userId,
+      orgId: summary.orgId,
+      username: user.state.username,
+      emailCode: true,
+    });
     expect(user.state.profile).toMatchObject({ firstName: 'Augusta Ada', lastName: 'King', displayName: 'Ada King' });
     expect(user.state.email).toEqual({ email: byOp.SetEmail.email, isVerified: true });
     expect(byOp.SetEmail.isVerified).toBe(true);
@@ -89,13 +99,18 @@ describe('examples against a running gateway', () => {
     expect(byOp.UpdateHumanPhone).toMatchObject({ phone: '+41791234567', isPhoneVerified: true });
     expect(user.state.passwordChangeRequired).toBe(false);
     expect(byOp.SetHumanPassword.passwordChangeRequired).toBe(false);
-    expect(user.state.u2fTokens).toMatchObject([{ id: byOp.VerifyU2FRegistration.u2fId, name: byOp.VerifyU2FRegistration.tokenName, state: 'U2F_STATE_READY' }]);
+    expect(user.state.u2fTokens).toMatchObject([
+      { id: byOp.VerifyU2FRegistration.u2fId, name: byOp.VerifyU2FRegistration.tokenName, state: 'U2F_STATE_READY' },
+    ]);
     expect(user.state.u2fTokens[0]!.publicKey).toMatch(/\S/);
     const first = BigInt(byOp.AddHumanUser.sequence);
     // AddHumanUser, UpdateHumanProfile, SetEmail, VerifyEmail, UpdateHumanPhone, SetHumanPassword, RegisterU2F, VerifyU2FRegistration.
-    expect([byOp.UpdateHumanProfile.sequence, byOp.SetEmail.sequence, byOp.SetEmail.verifiedSequence, byOp.UpdateHumanPhone.sequence]).toEqual(
-      [1n, 2n, 3n, 4n].map((d) => String(first + d)),
-    );
+    expect([
+      byOp.UpdateHumanProfile.sequence,
+      byOp.SetEmail.sequence,
+      byOp.SetEmail.verifiedSequence,
+      byOp.UpdateHumanPhone.sequence,
+    ]).toEqual([1n, 2n, 3n, 4n].map((d) => String(first + d)));
     expect([byOp.SetHumanPassword.sequence, byOp.VerifyU2FRegistration.sequence]).toEqual([5n, 7n].map((d) => String(first + d)));
     expect(String(user.sequence)).toBe(byOp.VerifyU2FRegistration.sequence);
     expect(byOp.VerifyU2FRegistration.userSequence).toBe(String(user.sequence));
@@ -111,7 +126,11 @@ describe('examples against a running gateway', () => {
       usernameMapping: 'OIDC_MAPPING_FIELD_EMAIL',
     });
     expect(idp.state.clientSecret).not.toBeNull(); // an empty client_secret keeps the stored one
-    expect(byOp.UpdateOrgIDPOIDCConfig).toMatchObject({ idpId: summary.idpId, issuer: 'https://login.example.org', scopes: ['openid', 'profile'] });
+    expect(byOp.UpdateOrgIDPOIDCConfig).toMatchObject({
+      idpId: summary.idpId,
+      issuer: 'https://login.example.org',
+      scopes: ['openid', 'profile'],
+    });
     expect(String(idp.sequence)).toBe(byOp.UpdateOrgIDPOIDCConfig.sequence);
 
     // AddSAMLApp added the app, with the entityID of the embedded metadata, to the new project.
@@ -143,7 +162,11 @@ describe('examples against a running gateway', () => {
       );
       expect(err?.code).toBe(1);
       expect(err!.stdout).toBe('');
-      expect(JSON.parse(err!.stderr.trim())).toMatchObject({ op: 'AddOrganization', transport: 'grpc', error: { code: 'Unauthenticated' } });
+      expect(JSON.parse(err!.stderr.trim())).toMatchObject({
+        op: 'AddOrganization',
+        transport: 'grpc',
+        error: { code: 'Unauthenticated' },
+      });
     });
   });
 

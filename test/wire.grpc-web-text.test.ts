@@ -67,7 +67,7 @@ describe('the base64 decoder', () => {
       for (let i = 0; i < bytes.length; i++) bytes[i] = random(256);
       // Cut the bytes into segments, each encoded (and padded) on its own.
       const segments: Uint8Array[] = [];
-      for (let from = 0; from < bytes.length; ) {
+      for (let from = 0; from < bytes.length;) {
         const to = Math.min(bytes.length, from + 1 + random(8));
         segments.push(bytes.subarray(from, to));
         from = to;
@@ -81,7 +81,12 @@ describe('the base64 decoder', () => {
   it('keeps at most 3 characters between chunks: one character at a time decodes too', () => {
     const bytes = new Uint8Array(Array.from({ length: 100 }, (_, i) => (i * 37) % 256));
     const text = b64(bytes.subarray(0, 10)) + b64(bytes.subarray(10, 11)) + b64(bytes.subarray(11));
-    expect(decodeInPieces(text, Array.from({ length: text.length }, (_, i) => i)).equals(Buffer.from(bytes))).toBe(true);
+    expect(
+      decodeInPieces(
+        text,
+        Array.from({ length: text.length }, (_, i) => i),
+      ).equals(Buffer.from(bytes)),
+    ).toBe(true);
   });
 
   it.each([
@@ -140,7 +145,7 @@ async function readTextAnswer(res: Response): Promise<TextAnswer> {
   const messages: Uint8Array[] = [];
   const trailer: Record<string, string> = {};
   let trailers = 0;
-  for (let at = 0; at < body.length; ) {
+  for (let at = 0; at < body.length;) {
     const flags = body[at]!;
     const length = body.readUInt32BE(at + 1);
     const data = body.subarray(at + 5, at + 5 + length);
@@ -189,7 +194,11 @@ const textHeaders = (token: string | null) => ({
 });
 
 /** One text-mode call over HTTP/1.1: `body` is the base64 text (or a stream of it). */
-async function textCall(path: string, body: string | ReadableStream<Uint8Array>, token: string | null = gw.adminToken): Promise<TextAnswer> {
+async function textCall(
+  path: string,
+  body: string | ReadableStream<Uint8Array>,
+  token: string | null = gw.adminToken,
+): Promise<TextAnswer> {
   const res = await fetch(`${gw.baseUrl}${path}`, { method: 'POST', headers: textHeaders(token), body, duplex: 'half' } as RequestInit);
   return readTextAnswer(res);
 }
@@ -203,7 +212,8 @@ function okMessage<D extends DescMessage>(answer: TextAnswer, schema: D) {
   return fromBinary(schema, answer.messages[0]!);
 }
 
-const getUser = async (id: string) => okMessage(await textCall(GET_USER_BY_ID, b64(frameOf(GetUserByIDRequestSchema, { id }))), GetUserByIDResponseSchema).user!;
+const getUser = async (id: string) =>
+  okMessage(await textCall(GET_USER_BY_ID, b64(frameOf(GetUserByIDRequestSchema, { id }))), GetUserByIDResponseSchema).user!;
 
 /** A good text-mode call, and /health: the server still serves. */
 async function stillServing() {
@@ -227,7 +237,10 @@ describe('gRPC-web text mode on the gateway (HTTP/1.1)', () => {
     const before = await getUser(gw.adminId);
     const firstName = `Text${Date.now().toString(36)}`;
     const updated = okMessage(
-      await textCall(UPDATE_HUMAN_PROFILE, b64(frameOf(UpdateHumanProfileRequestSchema, { userId: gw.adminId, firstName, lastName: 'Admin', displayName: 'Text Admin' }))),
+      await textCall(
+        UPDATE_HUMAN_PROFILE,
+        b64(frameOf(UpdateHumanProfileRequestSchema, { userId: gw.adminId, firstName, lastName: 'Admin', displayName: 'Text Admin' })),
+      ),
       UpdateHumanProfileResponseSchema,
     );
     expect(updated.details!.sequence).toBe(before.details!.sequence + 1n);

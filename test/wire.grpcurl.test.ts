@@ -99,7 +99,9 @@ describeWithGrpcurl('wire API with grpcurl (reflection, health, calls)', (grpcur
     const method = await grpcurl(addr, 'describe', 'zitadel.management.v1.ManagementService.UpdateHumanProfile');
     expect(method.code).toBe(0);
     expect(method.stdout).toContain('is a method:');
-    expect(method.stdout).toMatch(/rpc UpdateHumanProfile \( \.zitadel\.management\.v1\.UpdateHumanProfileRequest \) returns \( \.zitadel\.management\.v1\.UpdateHumanProfileResponse \)/);
+    expect(method.stdout).toMatch(
+      /rpc UpdateHumanProfile \( \.zitadel\.management\.v1\.UpdateHumanProfileRequest \) returns \( \.zitadel\.management\.v1\.UpdateHumanProfileResponse \)/,
+    );
     const message = await grpcurl(addr, 'describe', 'zitadel.management.v1.UpdateHumanProfileResponse');
     expect(message.code).toBe(0);
     expect(message.stdout).toContain('.zitadel.v1.ObjectDetails details = 1;');
@@ -215,7 +217,10 @@ describe('wire API server reflection (v1 and v1alpha, connect-node gRPC client)'
   });
 
   async function exchange(version: 'v1' | 'v1alpha', requests: object[]): Promise<any[]> {
-    const client: any = createClient(version === 'v1' ? ServerReflectionV1Service : ServerReflectionV1AlphaService, createGrpcTransport({ baseUrl: gw.baseUrl }));
+    const client: any = createClient(
+      version === 'v1' ? ServerReflectionV1Service : ServerReflectionV1AlphaService,
+      createGrpcTransport({ baseUrl: gw.baseUrl }),
+    );
     async function* send() {
       for (const r of requests) yield { host: 'localhost', ...r };
     }
@@ -223,7 +228,8 @@ describe('wire API server reflection (v1 and v1alpha, connect-node gRPC client)'
     for await (const res of client.serverReflectionInfo(send())) out.push(res);
     return out;
   }
-  const fileNames = (res: any): string[] => res.messageResponse.value.fileDescriptorProto.map((b: Uint8Array) => fromBinary(FileDescriptorProtoSchema, b).name);
+  const fileNames = (res: any): string[] =>
+    res.messageResponse.value.fileDescriptorProto.map((b: Uint8Array) => fromBinary(FileDescriptorProtoSchema, b).name);
 
   for (const version of ['v1', 'v1alpha'] as const) {
     it(`${version}: list_services, then a symbol's file with its dependencies, each file once per stream`, async () => {
@@ -250,7 +256,9 @@ describe('wire API server reflection (v1 and v1alpha, connect-node gRPC client)'
       );
       const firstFiles = fileNames(first);
       expect(firstFiles[0]).toBe('zitadel/management.proto');
-      expect(firstFiles).toEqual(expect.arrayContaining(['zitadel/object.proto', 'google/api/annotations.proto', 'google/protobuf/descriptor.proto']));
+      expect(firstFiles).toEqual(
+        expect.arrayContaining(['zitadel/object.proto', 'google/api/annotations.proto', 'google/protobuf/descriptor.proto']),
+      );
       expect(new Set(firstFiles).size).toBe(firstFiles.length);
       // auth.proto shares most of its imports with management.proto: only what is new comes along.
       const secondFiles = fileNames(second);
@@ -264,11 +272,18 @@ describe('wire API server reflection (v1 and v1alpha, connect-node gRPC client)'
   it('extensions: all numbers of a type and the file of one; NOT_FOUND error responses for unknown names', async () => {
     const [numbers, file, noFile, noSymbol, noType, noExtension] = await exchange('v1', [
       { messageRequest: { case: 'allExtensionNumbersOfType', value: 'google.protobuf.MethodOptions' } },
-      { messageRequest: { case: 'fileContainingExtension', value: { containingType: 'google.protobuf.MethodOptions', extensionNumber: 72295728 } } },
+      {
+        messageRequest: {
+          case: 'fileContainingExtension',
+          value: { containingType: 'google.protobuf.MethodOptions', extensionNumber: 72295728 },
+        },
+      },
       { messageRequest: { case: 'fileByFilename', value: 'no/such.proto' } },
       { messageRequest: { case: 'fileContainingSymbol', value: 'zitadel.NoSuchThing' } },
       { messageRequest: { case: 'allExtensionNumbersOfType', value: 'zitadel.NoSuchMessage' } },
-      { messageRequest: { case: 'fileContainingExtension', value: { containingType: 'google.protobuf.MethodOptions', extensionNumber: 1 } } },
+      {
+        messageRequest: { case: 'fileContainingExtension', value: { containingType: 'google.protobuf.MethodOptions', extensionNumber: 1 } },
+      },
     ]);
     expect(numbers.messageResponse.case).toBe('allExtensionNumbersResponse');
     expect(numbers.messageResponse.value.baseTypeName).toBe('google.protobuf.MethodOptions');

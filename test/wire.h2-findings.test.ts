@@ -77,7 +77,11 @@ describe('gRPC bodies over HTTP/2 and the body budget', () => {
       third.write(prefix(cap - 1000));
       third.write(Buffer.alloc(sent - 5));
       const refused = await answer;
-      expect({ status: refused.headers[':status'], grpcStatus: refused.grpcStatus, message: decodeURIComponent(String(refused.headers['grpc-message'] ?? refused.trailers['grpc-message'])) }).toEqual({
+      expect({
+        status: refused.headers[':status'],
+        grpcStatus: refused.grpcStatus,
+        message: decodeURIComponent(String(refused.headers['grpc-message'] ?? refused.trailers['grpc-message'])),
+      }).toEqual({
         status: 200,
         grpcStatus: Code.ResourceExhausted,
         message: expect.stringContaining('Too many request-body bytes in flight from this client address'),
@@ -126,7 +130,9 @@ describe('gRPC bodies over HTTP/2 and the body budget', () => {
       stream.write(Buffer.alloc(UNAUTHENTICATED_BODY_BYTES * 2));
       const refused = await answer;
       expect(refused.grpcStatus).toBe(Code.Unauthenticated);
-      expect(decodeURIComponent(String(refused.headers['grpc-message'] ?? refused.trailers['grpc-message']))).toContain(`a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token`);
+      expect(decodeURIComponent(String(refused.headers['grpc-message'] ?? refused.trailers['grpc-message']))).toContain(
+        `a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token`,
+      );
       // Answered: its bytes are let go, though the client keeps its half of the stream open.
       await until('nothing counted', async () => (await inFlight(own.baseUrl)) === 0);
       stream.close(h2.NGHTTP2_CANCEL);

@@ -36,7 +36,6 @@ function keyed(key: string) {
   return { options, replayed: () => seen.header?.get('idempotency-replayed') ?? null };
 }
 
-
 const replayedError = (err: ConnectError) => err.metadata.get('idempotency-replayed');
 const errorDetail = (err: ConnectError) => err.findDetails(ErrorDetailSchema);
 const fieldsOf = (err: ConnectError) =>
@@ -44,7 +43,6 @@ const fieldsOf = (err: ConnectError) =>
     .findDetails(BadRequestSchema)
     .flatMap((d) => (d as unknown as BadRequest).fieldViolations.map((v) => v.field))
     .sort();
-
 
 function idempotencySuite(name: string, env: () => Record<string, string>, redisUrl?: () => string) {
   describe(name, () => {
@@ -54,7 +52,8 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
     });
     afterAll(async () => gw?.close());
 
-    const clients = (kind: WireKind = 'grpc', token: string | null = gw.adminToken) => zitadelClients(wireTransport(kind, gw.baseUrl, token));
+    const clients = (kind: WireKind = 'grpc', token: string | null = gw.adminToken) =>
+      zitadelClients(wireTransport(kind, gw.baseUrl, token));
 
     /** A new user (no key), to update. */
     async function newUser(firstName = 'Idem'): Promise<string> {
@@ -71,7 +70,11 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
       return Object.fromEntries(metric.values.map((v) => [String(v.labels.outcome), v.value]));
     }
     const delta = (before: Record<string, number>, after: Record<string, number>) =>
-      Object.fromEntries(Object.keys(after).map((k) => [k, after[k]! - (before[k] ?? 0)]).filter(([, v]) => v !== 0));
+      Object.fromEntries(
+        Object.keys(after)
+          .map((k) => [k, after[k]! - (before[k] ?? 0)])
+          .filter(([, v]) => v !== 0),
+      );
 
     /** PUT /management/v1/users/{id}/profile with plain fetch. */
     async function restProfile(userId: string, body: Record<string, unknown>, key: string) {
@@ -119,7 +122,11 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
       }
 
       // The same message as JSON, the user id in the path, the fields in another order.
-      const rest = await restProfile(userId, { gender: 'GENDER_FEMALE', nickName: 'enchantress', lastName: 'Lovelace', firstName: 'Ada' }, key);
+      const rest = await restProfile(
+        userId,
+        { gender: 'GENDER_FEMALE', nickName: 'enchantress', lastName: 'Lovelace', firstName: 'Ada' },
+        key,
+      );
       expect(rest.status, JSON.stringify(rest.body)).toBe(200);
       expect(rest.body).toEqual(toJson(UpdateHumanProfileResponseSchema, first));
 
@@ -149,7 +156,9 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
       expect(replayedError(other)).toBeNull();
 
       // Another method with that key is another request too.
-      const otherMethod = await failure(clients().mgmt.updateHumanPhone({ userId, phone: '+41791234567', isPhoneVerified: true }, keyed(key).options));
+      const otherMethod = await failure(
+        clients().mgmt.updateHumanPhone({ userId, phone: '+41791234567', isPhoneVerified: true }, keyed(key).options),
+      );
       expect(otherMethod.code).toBe(Code.FailedPrecondition);
 
       const rest = await restProfile(userId, { firstName: 'Rest', lastName: 'Body' }, key);
@@ -198,7 +207,10 @@ function idempotencySuite(name: string, env: () => Record<string, string>, redis
         expect(errorDetail(err)[0]?.id, key).toMatch(/^INVALID_ARGUMENT-/);
       }
       expect(await sequenceOf(userId)).toBe(before);
-      const longest = await clients().mgmt.updateHumanProfile({ userId, firstName: 'Long', lastName: 'Key' }, keyed(unique('k').padEnd(255, '~')).options);
+      const longest = await clients().mgmt.updateHumanProfile(
+        { userId, firstName: 'Long', lastName: 'Key' },
+        keyed(unique('k').padEnd(255, '~')).options,
+      );
       expect(longest.details!.sequence).toBe(before + 1n);
     });
 
@@ -334,7 +346,11 @@ describe('the wire methods on their own: a store that is down, a first call that
       requestMethod: 'POST',
       url: 'http://gateway/zitadel.management.v1.ManagementService/UpdateHumanProfile',
       requestHeader: new Headers({ 'content-type': 'application/grpc', 'idempotency-key': key }),
-      contextValues: createContextValues().set(requestStateKey, { ...newRequestState(null, 'test'), caller: 'caller-1', authChecked: true }),
+      contextValues: createContextValues().set(requestStateKey, {
+        ...newRequestState(null, 'test'),
+        caller: 'caller-1',
+        authChecked: true,
+      }),
     });
   const wrapped = (idempotency: ReturnType<typeof createIdempotency>, run: () => Promise<unknown>) =>
     withIdempotency({ updateHumanProfile: (_req: unknown, _ctx: HandlerContext) => run() }, { idempotency, logger }).updateHumanProfile;
@@ -358,7 +374,13 @@ describe('the wire methods on their own: a store that is down, a first call that
 
   it('a duplicate of a call still running waits for it, then is FAILED_PRECONDITION "still in progress"', async () => {
     const outcomes: string[] = [];
-    const idempotency = createIdempotency({ store: createMemoryIdempotencyStore(), secret: 's', ttlSeconds: 60, waitMs: 100, onOutcome: (o) => outcomes.push(o) });
+    const idempotency = createIdempotency({
+      store: createMemoryIdempotencyStore(),
+      secret: 's',
+      ttlSeconds: 60,
+      waitMs: 100,
+      onOutcome: (o) => outcomes.push(o),
+    });
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let runs = 0;
@@ -384,7 +406,12 @@ describeWith('mongo', 'wire idempotency keys on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
     idempotencySuite(
       'the same suite',
-      () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `wire_idem_${Date.now()}_${seq++}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'wire-idempotency-test-key' }),
+      () => ({
+        MONGODB_URL: mongoUrl,
+        MONGODB_DB: `wire_idem_${Date.now()}_${seq++}`,
+        REDIS_URL: redisUrl,
+        CODE_HMAC_KEY: 'wire-idempotency-test-key',
+      }),
       () => redisUrl,
     );
   });

@@ -26,10 +26,18 @@ describe('the wire API on a gateway that has not loaded it yet', () => {
     expect((await restAnswer.json()).user.id).toBe(me.data.me.id);
   });
 
-  it('a first request on a path of the wire\'s shape that it does not serve: the wire\'s not found, as after loading', async () => {
+  it("a first request on a path of the wire's shape that it does not serve: the wire's not found, as after loading", async () => {
     gw = await startGateway();
-    const first = await fetch(`${gw.baseUrl}/v2/no-such-resource`, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json' }, body: '{}' });
-    const again = await fetch(`${gw.baseUrl}/v2/no-such-resource`, { method: 'POST', headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json' }, body: '{}' });
+    const first = await fetch(`${gw.baseUrl}/v2/no-such-resource`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    const again = await fetch(`${gw.baseUrl}/v2/no-such-resource`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(first.status).toBe(404);
     expect(again.status).toBe(404);
   });

@@ -39,14 +39,16 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
     const grpc = (token = gw.adminToken) => zitadelClients(wireTransport('grpc', gw.baseUrl, token));
 
-
     const violations = violationsOf;
 
     /** INVALID_ARGUMENT with a BadRequest naming exactly `field`; the description is returned. */
     function expectInvalid(err: ConnectError, field: string): string {
       expect(err.code, err.message).toBe(Code.InvalidArgument);
       const found = violations(err);
-      expect(found.map((v) => v.field), err.message).toEqual([field]);
+      expect(
+        found.map((v) => v.field),
+        err.message,
+      ).toEqual([field]);
       return found[0]!.description;
     }
 
@@ -151,7 +153,13 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
       });
 
       it('AddHumanUser profile: names at 200 and preferred_language at 10 pass, one more creates nothing', async () => {
-        const wireProfile = { firstName: 'givenName', lastName: 'familyName', nickName: 'nickName', displayName: 'displayName', preferredLanguage: 'preferredLanguage' } as const;
+        const wireProfile = {
+          firstName: 'givenName',
+          lastName: 'familyName',
+          nickName: 'nickName',
+          displayName: 'displayName',
+          preferredLanguage: 'preferredLanguage',
+        } as const;
         for (const [field, wire, max] of profileLimits) {
           const protoField = wireProfile[field];
           const wireName = { first_name: 'given_name', last_name: 'family_name' }[wire as string] ?? wire;
@@ -179,7 +187,9 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
         const sendCode = { case: 'sendCode' as const, value: { urlTemplate: '' } };
         await rejectedCreate({ email: { email: `${tag('t')}@example.com`, verification: sendCode } }, 'email.send_code.url_template');
         const userId = await newUser();
-        await refused('user', userId, 'send_code.url_template', () => grpc().users.setEmail({ userId, email: `${tag('t')}@example.com`, verification: sendCode }));
+        await refused('user', userId, 'send_code.url_template', () =>
+          grpc().users.setEmail({ userId, email: `${tag('t')}@example.com`, verification: sendCode }),
+        );
       });
 
       it('AddHumanUser email.email and SetEmail email: 200 pass, 201 fail', async () => {
@@ -191,7 +201,9 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
         const userId = await newUser();
         const { users } = grpc();
-        await refused('user', userId, 'email', () => users.setEmail({ userId, email: emailOf(201, tag('f')), verification: { case: 'returnCode', value: {} } }));
+        await refused('user', userId, 'email', () =>
+          users.setEmail({ userId, email: emailOf(201, tag('f')), verification: { case: 'returnCode', value: {} } }),
+        );
         const other = emailOf(200, tag('f'));
         await users.setEmail({ userId, email: other, verification: { case: 'returnCode', value: {} } });
         expect((await stored(userId)).state.email).toEqual({ email: other, isVerified: false });
@@ -199,13 +211,19 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
       it('AddHumanUser email.send_code.url_template and SetEmail send_code.url_template: 200 pass, 201 fail', async () => {
         const sendCode = (urlTemplate: string) => ({ case: 'sendCode' as const, value: { urlTemplate } });
-        await rejectedCreate({ email: { email: `${tag('t')}@example.com`, verification: sendCode(urlTemplateOf(201)) } }, 'email.send_code.url_template');
+        await rejectedCreate(
+          { email: { email: `${tag('t')}@example.com`, verification: sendCode(urlTemplateOf(201)) } },
+          'email.send_code.url_template',
+        );
         const user = await created({ email: { email: `${tag('t')}@example.com`, verification: sendCode(urlTemplateOf(200)) } });
-        const jobs = () => gw.logs.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('delivery job') && l.userId === user.id);
+        const jobs = () =>
+          gw.logs.map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('delivery job') && l.userId === user.id);
         expect(jobs().map((j) => j.urlTemplate)).toEqual([urlTemplateOf(200)]);
 
         const { users } = grpc();
-        await refused('user', user.id, 'send_code.url_template', () => users.setEmail({ userId: user.id, email: `${tag('t')}@example.com`, verification: sendCode(urlTemplateOf(201)) }));
+        await refused('user', user.id, 'send_code.url_template', () =>
+          users.setEmail({ userId: user.id, email: `${tag('t')}@example.com`, verification: sendCode(urlTemplateOf(201)) }),
+        );
         const email = `${tag('t')}@example.com`;
         await users.setEmail({ userId: user.id, email, verification: sendCode(urlTemplateOf(200)) });
         expect((await stored(user.id)).state.email.email).toBe(email);
@@ -225,7 +243,9 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
         const over = randomBytes(500_001);
         await rejectedCreate({ metadata: [{ key: 'blob', value: over }] }, 'metadata[0].value');
         const at = randomBytes(500_000);
-        expect((await created({ metadata: [{ key: 'blob', value: at }] })).state.metadata).toEqual([{ key: 'blob', value: at.toString('base64') }]);
+        expect((await created({ metadata: [{ key: 'blob', value: at }] })).state.metadata).toEqual([
+          { key: 'blob', value: at.toString('base64') },
+        ]);
       });
 
       it('AddHumanUser password.password: 200 passes, 201 fails; hashed_password.hash: 200 passes, 201 fails', async () => {
@@ -237,7 +257,10 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
         const plain = 'Imp0rted!hash';
         const over = await argon2OfLength(plain, 201);
-        await rejectedCreate({ passwordType: { case: 'hashedPassword', value: { hash: over, changeRequired: true } } }, 'hashed_password.hash');
+        await rejectedCreate(
+          { passwordType: { case: 'hashedPassword', value: { hash: over, changeRequired: true } } },
+          'hashed_password.hash',
+        );
         const hash = await argon2OfLength(plain, 200);
         const imported = await created({ passwordType: { case: 'hashedPassword', value: { hash, changeRequired: true } } });
         expect(imported.state.passwordHash).toBe(hash);
@@ -245,7 +268,13 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
       });
 
       it('AddHumanUser idp_links idp_id, user_id, user_name: 200 pass the rules, 201 fail', async () => {
-        const { idpId } = await grpc().mgmt.addOrgOIDCIDP({ name: tag('idp'), issuer: 'https://accounts.example.com', clientId: 'c', clientSecret: 's', scopes: ['openid'] });
+        const { idpId } = await grpc().mgmt.addOrgOIDCIDP({
+          name: tag('idp'),
+          issuer: 'https://accounts.example.com',
+          clientId: 'c',
+          clientSecret: 's',
+          scopes: ['openid'],
+        });
         const link = { idpId, userId: tag('ext'), userName: tag('extname') };
         const wire = { idpId: 'idp_id', userId: 'user_id', userName: 'user_name' } as const;
         for (const field of ['idpId', 'userId', 'userName'] as const) {
@@ -263,7 +292,9 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
       it('UpdateHumanPhone phone: 50 passes (a valid number padded with spaces), 51 fails', async () => {
         const userId = await newUser();
         const { mgmt } = grpc();
-        const description = await refused('user', userId, 'phone', () => mgmt.updateHumanPhone({ userId, phone: '+41 79 555 12 35'.padEnd(51, ' ') }));
+        const description = await refused('user', userId, 'phone', () =>
+          mgmt.updateHumanPhone({ userId, phone: '+41 79 555 12 35'.padEnd(51, ' ') }),
+        );
         expect(description).toBe('must be at most 50 characters');
         await mgmt.updateHumanPhone({ userId, phone: '+41 79 555 12 34'.padEnd(50, ' '), isPhoneVerified: true });
         expect((await stored(userId)).state.phone).toEqual({ phone: '+41795551234', isVerified: true });
@@ -281,7 +312,13 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 
       it('UpdateOrgIDPOIDCConfig issuer, client_id, client_secret: 200 pass, 201 fail', async () => {
         const { mgmt } = grpc();
-        const { idpId } = await mgmt.addOrgOIDCIDP({ name: tag('idp'), issuer: 'https://accounts.example.com', clientId: 'c', clientSecret: 's', scopes: ['openid'] });
+        const { idpId } = await mgmt.addOrgOIDCIDP({
+          name: tag('idp'),
+          issuer: 'https://accounts.example.com',
+          clientId: 'c',
+          clientSecret: 's',
+          scopes: ['openid'],
+        });
         const base = { idpId, issuer: 'https://login.example.org', clientId: 'client', scopes: ['openid'] };
         for (const [field, wire] of [
           ['issuer', 'issuer'],
@@ -300,8 +337,11 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
       it('AddSAMLApp name: 200 passes, 201 fails and the project does not move', async () => {
         const { mgmt } = grpc();
         const project = await mgmt.addProject({ name: tag('project') });
-        const xml = () => new TextEncoder().encode(SAML_XML.replace('https://sp.example.com/saml/metadata', `https://${tag('sp')}.example.com/saml`));
-        await refused('project', project.id, 'name', () => mgmt.addSAMLApp({ projectId: project.id, name: E(201), metadata: { case: 'metadataXml', value: xml() } }));
+        const xml = () =>
+          new TextEncoder().encode(SAML_XML.replace('https://sp.example.com/saml/metadata', `https://${tag('sp')}.example.com/saml`));
+        await refused('project', project.id, 'name', () =>
+          mgmt.addSAMLApp({ projectId: project.id, name: E(201), metadata: { case: 'metadataXml', value: xml() } }),
+        );
         const app = await mgmt.addSAMLApp({ projectId: project.id, name: E(200), metadata: { case: 'metadataXml', value: xml() } });
         expect(app.details!.sequence).toBe(project.details!.sequence + 1n);
       });
@@ -313,7 +353,12 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
         const options = registered.publicKeyCredentialCreationOptions as any;
         const cred = authenticator.create({ challenge: options.challenge, origin: ORIGIN, rpId: options.rp.id });
         const verify = (tokenName: string) =>
-          users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: cred.response as unknown as JsonObject, tokenName });
+          users.verifyU2FRegistration({
+            userId,
+            u2fId: registered.u2fId,
+            publicKeyCredential: cred.response as unknown as JsonObject,
+            tokenName,
+          });
         await refused('user', userId, 'token_name', () => verify(E(201)));
         const ok = await verify(E(200));
         expect(ok.details!.sequence).toBe(registered.details!.sequence + 1n);
@@ -328,7 +373,8 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
         expect(codePoints(JSON.stringify(credentialOf(1_048_577)))).toBe(1_048_577);
         expect(JSON.stringify(credentialOf(1_048_577)).length).toBeGreaterThan(2_000_000);
         const lengthRule = 'must be 55 to 1048576 characters as JSON';
-        const verify = (n: number) => users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credentialOf(n), tokenName: 'key' });
+        const verify = (n: number) =>
+          users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credentialOf(n), tokenName: 'key' });
         for (const n of [54, 1_048_577]) {
           expect(await refused('user', userId, 'public_key_credential', () => verify(n))).toBe(lengthRule);
         }
@@ -348,9 +394,14 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
           return v;
         };
         const members = (n: number): JsonObject => ({ list: Array.from({ length: n - 1 }, () => 0) });
-        const verify = (credential: JsonObject) => users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credential, tokenName: 'key' });
-        expect(await refused('user', userId, 'public_key_credential', () => verify(nested(17)))).toBe('must not nest deeper than 16 levels');
-        expect(await refused('user', userId, 'public_key_credential', () => verify(members(1001)))).toBe('must hold at most 1000 members and elements');
+        const verify = (credential: JsonObject) =>
+          users.verifyU2FRegistration({ userId, u2fId: registered.u2fId, publicKeyCredential: credential, tokenName: 'key' });
+        expect(await refused('user', userId, 'public_key_credential', () => verify(nested(17)))).toBe(
+          'must not nest deeper than 16 levels',
+        );
+        expect(await refused('user', userId, 'public_key_credential', () => verify(members(1001)))).toBe(
+          'must hold at most 1000 members and elements',
+        );
         // Within the rule the transport lets them through; the credential is then no WebAuthn response.
         for (const credential of [nested(16), members(1000)]) {
           expect(await refused('user', userId, 'public_key_credential', () => verify(credential))).toMatch(/could not be parsed/);
@@ -363,6 +414,11 @@ function limitsSuite(name: string, env: () => Record<string, string>) {
 limitsSuite('wire limits on the embedded stores', () => ({}));
 describeWith('mongo', 'wire limits on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    limitsSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `wire_limits_${Date.now()}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    limitsSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `wire_limits_${Date.now()}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

@@ -12,7 +12,10 @@ import { createOrganizationServiceClient, createUserServiceClient } from '@zitad
 import { ListUsersRequestSchema as V1Request, ListUsersResponseSchema as V1Response } from '@zitadel/proto/zitadel/management_pb.js';
 import { UserSchema as UserV1 } from '@zitadel/proto/zitadel/user_pb.js';
 import { UserSchema as UserV2 } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
-import { ListUsersRequestSchema as V2Request, ListUsersResponseSchema as V2Response } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import {
+  ListUsersRequestSchema as V2Request,
+  ListUsersResponseSchema as V2Response,
+} from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_FILTER_CONDITIONS, MAX_FILTER_DEPTH, MAX_FILTER_VALUES, MAX_PAGE } from '../src/commands/user-search-inputs.ts';
 import type { User } from '../src/model/users.ts';
@@ -71,7 +74,15 @@ async function seed(store: EventStore, orgId: string, n: number): Promise<Model[
       const { id, ...options } = seedOptions(i + j);
       const fact = facts.human(id, orgId, options);
       const { snapshot } = await store.append<User>(
-        { aggregateType: 'user', aggregateId: id, sequence: 1, type: fact.type, payload: fact.payload, creator: 'seed', resourceOwner: orgId },
+        {
+          aggregateType: 'user',
+          aggregateId: id,
+          sequence: 1,
+          type: fact.type,
+          payload: fact.payload,
+          creator: 'seed',
+          resourceOwner: orgId,
+        },
         { claims: fact.claims, base: null },
       );
       return {
@@ -151,10 +162,14 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
     beforeAll(async () => {
       gw = await startGateway({ env: env() });
       const admin = createGrpcTransport({ baseUrl: gw.baseUrl, interceptors: [bearer(gw.adminToken)] });
-      orgId = (await createOrganizationServiceClient(admin).addOrganization({ name: `List users ${Date.now().toString(36)}${seq++}` })).organizationId;
+      orgId = (await createOrganizationServiceClient(admin).addOrganization({ name: `List users ${Date.now().toString(36)}${seq++}` }))
+        .organizationId;
       models = await seed(gw.gateway.deps.store, orgId, SEEDED);
       // models[0]: a user viewer of the organization (user.read); models[1]: no role at all.
-      await createManagementServiceClient(admin).addOrgMember({ userId: models[0]!.id, roles: ['ORG_USER_VIEWER'] }, { headers: { 'x-zitadel-orgid': orgId } });
+      await createManagementServiceClient(admin).addOrgMember(
+        { userId: models[0]!.id, roles: ['ORG_USER_VIEWER'] },
+        { headers: { 'x-zitadel-orgid': orgId } },
+      );
       viewerToken = await gw.tokenFor(models[0]!.id);
       plainToken = await gw.tokenFor(models[1]!.id);
     });
@@ -162,10 +177,13 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       await gw?.close();
     });
 
-    const orgHeader = (org: string | undefined): Interceptor => (next) => async (req) => {
-      if (org) req.header.set('x-zitadel-orgid', org);
-      return next(req);
-    };
+    const orgHeader =
+      (org: string | undefined): Interceptor =>
+      (next) =>
+      async (req) => {
+        if (org) req.header.set('x-zitadel-orgid', org);
+        return next(req);
+      };
 
     function transport(kind: 'grpc' | 'connect', token: string | null, org: string | undefined): Transport {
       const key = `${kind} ${token} ${org}`;
@@ -203,7 +221,9 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
         const json = (await res.json()) as JsonObject;
         if (res.status === 200) return version === 'v2' ? listedV2(fromJson(V2Response, json)) : listedV1(fromJson(V1Response, json));
         const details = (json.details ?? []) as { '@type': string; fieldViolations?: { field: string }[] }[];
-        const fields = details.filter((d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest').flatMap((d) => d.fieldViolations!.map((v) => v.field));
+        const fields = details
+          .filter((d) => d['@type'] === 'type.googleapis.com/google.rpc.BadRequest')
+          .flatMap((d) => d.fieldViolations!.map((v) => v.field));
         return { code: json.code as Code, fields: fields.sort(), status: res.status };
       }
       const t = transport(kind, token, options.org);
@@ -212,7 +232,12 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
         return listedV1(await createManagementServiceClient(t).listUsers(fromJson(V1Request, body)));
       } catch (err) {
         const e = ConnectError.from(err);
-        return { code: e.code, fields: violationsOf(e).map((v) => v.field).sort() };
+        return {
+          code: e.code,
+          fields: violationsOf(e)
+            .map((v) => v.field)
+            .sort(),
+        };
       }
     }
 
@@ -238,30 +263,109 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
     // Queries (proto3 JSON) and which seeded users they select.
     const QUERIES: [string, JsonObject[], (m: Model) => boolean][] = [
       ['no query: every user of the organization', [], () => true],
-      ['user name STARTS_WITH_IGNORE_CASE', [{ userNameQuery: { userName: 'ADA', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }], (m) => m.username.startsWith('ada')],
-      ['user name EQUALS (the default method), compared ignoring case', [{ userNameQuery: { userName: 'ADA5' } }], (m) => m.username === 'ada5'],
-      ['user name CONTAINS', [{ userNameQuery: { userName: '-h1', method: 'TEXT_QUERY_METHOD_CONTAINS' } }], (m) => m.username.includes('-h1')],
-      ['login name EQUALS_IGNORE_CASE (the username here)', [{ loginNameQuery: { loginName: 'Grace-H3', method: 'TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE' } }], (m) => m.username === 'grace-h3'],
-      ['email CONTAINS_IGNORE_CASE', [{ emailQuery: { emailAddress: '@EXAMPLE.org', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }], (m) => m.email.includes('@example.org')],
-      ['email STARTS_WITH', [{ emailQuery: { emailAddress: 'adal1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }], (m) => m.email.startsWith('adal1')],
-      ['first name STARTS_WITH, ignoring case', [{ firstNameQuery: { firstName: 'Gr', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }], (m) => m.first.startsWith('gr')],
+      [
+        'user name STARTS_WITH_IGNORE_CASE',
+        [{ userNameQuery: { userName: 'ADA', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }],
+        (m) => m.username.startsWith('ada'),
+      ],
+      [
+        'user name EQUALS (the default method), compared ignoring case',
+        [{ userNameQuery: { userName: 'ADA5' } }],
+        (m) => m.username === 'ada5',
+      ],
+      [
+        'user name CONTAINS',
+        [{ userNameQuery: { userName: '-h1', method: 'TEXT_QUERY_METHOD_CONTAINS' } }],
+        (m) => m.username.includes('-h1'),
+      ],
+      [
+        'login name EQUALS_IGNORE_CASE (the username here)',
+        [{ loginNameQuery: { loginName: 'Grace-H3', method: 'TEXT_QUERY_METHOD_EQUALS_IGNORE_CASE' } }],
+        (m) => m.username === 'grace-h3',
+      ],
+      [
+        'email CONTAINS_IGNORE_CASE',
+        [{ emailQuery: { emailAddress: '@EXAMPLE.org', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }],
+        (m) => m.email.includes('@example.org'),
+      ],
+      [
+        'email STARTS_WITH',
+        [{ emailQuery: { emailAddress: 'adal1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }],
+        (m) => m.email.startsWith('adal1'),
+      ],
+      [
+        'first name STARTS_WITH, ignoring case',
+        [{ firstNameQuery: { firstName: 'Gr', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }],
+        (m) => m.first.startsWith('gr'),
+      ],
       [
         'last name and display name in an and_query, with a state beside it',
         [
-          { andQuery: { queries: [{ lastNameQuery: { lastName: 'love', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } }, { displayNameQuery: { displayName: 'DR.', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }] } },
+          {
+            andQuery: {
+              queries: [
+                { lastNameQuery: { lastName: 'love', method: 'TEXT_QUERY_METHOD_STARTS_WITH_IGNORE_CASE' } },
+                { displayNameQuery: { displayName: 'DR.', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
+              ],
+            },
+          },
           { stateQuery: { state: 'USER_STATE_ACTIVE' } },
         ],
         (m) => m.last.startsWith('love') && m.display.startsWith('dr.') && m.state === 'USER_STATE_ACTIVE',
       ],
       ['state INITIAL', [{ stateQuery: { state: 'USER_STATE_INITIAL' } }], (m) => m.state === 'USER_STATE_INITIAL'],
-      ['type HUMAN: every user', [{ typeQuery: { type: 'TYPE_HUMAN' } }, { userNameQuery: { userName: 'zed', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }], (m) => m.username.startsWith('zed')],
-      ['user name ENDS_WITH', [{ userNameQuery: { userName: '7', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }], (m) => m.username.endsWith('7')],
-      ['email ENDS_WITH_IGNORE_CASE', [{ emailQuery: { emailAddress: '.ORG', method: 'TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE' } }], (m) => m.email.endsWith('.org')],
-      ['first name EQUALS and last name CONTAINS (every method on names)', [{ firstNameQuery: { firstName: 'Greta' } }, { lastNameQuery: { lastName: 'OV', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } }], (m) => m.first === 'greta' && m.last.includes('ov')],
-      ['in_user_ids_query: the listed users, an unknown id and a repeated one ignored', [{ inUserIdsQuery: { userIds: ['lu005', 'lu042', 'lu042', 'lu100', 'no-such-user'] } }], (m) => ['lu005', 'lu042', 'lu100'].includes(m.id)],
-      ['in_user_emails_query: exact, ignoring case', [{ inUserEmailsQuery: { userEmails: ['ADA0@example.ORG', 'zed4@example.com', 'zed4@example'] } }], (m) => ['ada0@example.org', 'zed4@example.com'].includes(m.email)],
-      ['or_query of two user names', [{ orQuery: { queries: [{ userNameQuery: { userName: 'ada1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }, { userNameQuery: { userName: 'zed' , method: 'TEXT_QUERY_METHOD_STARTS_WITH'} }] } }], (m) => m.username.startsWith('ada1') || m.username.startsWith('zed')],
-      ['not_query of a state', [{ notQuery: { query: { stateQuery: { state: 'USER_STATE_ACTIVE' } } } }], (m) => m.state !== 'USER_STATE_ACTIVE'],
+      [
+        'type HUMAN: every user',
+        [{ typeQuery: { type: 'TYPE_HUMAN' } }, { userNameQuery: { userName: 'zed', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }],
+        (m) => m.username.startsWith('zed'),
+      ],
+      [
+        'user name ENDS_WITH',
+        [{ userNameQuery: { userName: '7', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }],
+        (m) => m.username.endsWith('7'),
+      ],
+      [
+        'email ENDS_WITH_IGNORE_CASE',
+        [{ emailQuery: { emailAddress: '.ORG', method: 'TEXT_QUERY_METHOD_ENDS_WITH_IGNORE_CASE' } }],
+        (m) => m.email.endsWith('.org'),
+      ],
+      [
+        'first name EQUALS and last name CONTAINS (every method on names)',
+        [
+          { firstNameQuery: { firstName: 'Greta' } },
+          { lastNameQuery: { lastName: 'OV', method: 'TEXT_QUERY_METHOD_CONTAINS_IGNORE_CASE' } },
+        ],
+        (m) => m.first === 'greta' && m.last.includes('ov'),
+      ],
+      [
+        'in_user_ids_query: the listed users, an unknown id and a repeated one ignored',
+        [{ inUserIdsQuery: { userIds: ['lu005', 'lu042', 'lu042', 'lu100', 'no-such-user'] } }],
+        (m) => ['lu005', 'lu042', 'lu100'].includes(m.id),
+      ],
+      [
+        'in_user_emails_query: exact, ignoring case',
+        [{ inUserEmailsQuery: { userEmails: ['ADA0@example.ORG', 'zed4@example.com', 'zed4@example'] } }],
+        (m) => ['ada0@example.org', 'zed4@example.com'].includes(m.email),
+      ],
+      [
+        'or_query of two user names',
+        [
+          {
+            orQuery: {
+              queries: [
+                { userNameQuery: { userName: 'ada1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
+                { userNameQuery: { userName: 'zed', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
+              ],
+            },
+          },
+        ],
+        (m) => m.username.startsWith('ada1') || m.username.startsWith('zed'),
+      ],
+      [
+        'not_query of a state',
+        [{ notQuery: { query: { stateQuery: { state: 'USER_STATE_ACTIVE' } } } }],
+        (m) => m.state !== 'USER_STATE_ACTIVE',
+      ],
       [
         'the same field twice (user name and login name), and an or_query holding an and_query and a not_query',
         [
@@ -270,7 +374,14 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
           {
             orQuery: {
               queries: [
-                { andQuery: { queries: [{ stateQuery: { state: 'USER_STATE_ACTIVE' } }, { emailQuery: { emailAddress: '.org', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } }] } },
+                {
+                  andQuery: {
+                    queries: [
+                      { stateQuery: { state: 'USER_STATE_ACTIVE' } },
+                      { emailQuery: { emailAddress: '.org', method: 'TEXT_QUERY_METHOD_ENDS_WITH' } },
+                    ],
+                  },
+                },
                 { notQuery: { query: { inUserIdsQuery: { userIds: [] } } } },
               ],
             },
@@ -287,12 +398,17 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       expect(SEEDED).toBeGreaterThan(MAX_PAGE);
       expect(new Set(models.map((m) => m.state))).toEqual(new Set(['USER_STATE_ACTIVE', 'USER_STATE_INITIAL']));
       expect(new Set(models.map((m) => m.created)).size).toBeLessThan(models.length);
-      for (const [name, , selects] of QUERIES.slice(1)) if (!name.includes('nobody')) expect(models.filter(selects).length, name).toBeGreaterThan(0);
+      for (const [name, , selects] of QUERIES.slice(1))
+        if (!name.includes('nobody')) expect(models.filter(selects).length, name).toBeGreaterThan(0);
     });
 
     describe.each(ANY)('%s over %s', (version, kind) => {
       it.each(QUERIES)('%s, by user name ascending', async (_name, queries, selects) => {
-        const [body, options] = inOrg(version, { query: { limit: MAX_PAGE, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries });
+        const [body, options] = inOrg(version, {
+          query: { limit: MAX_PAGE, asc: true },
+          sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+          queries,
+        });
         const res = ok(await list(version, kind, body, options));
         const want = ordered(models.filter(selects), 'USER_FIELD_NAME_USER_NAME', true);
         expect(res.ids).toEqual(want.slice(0, MAX_PAGE));
@@ -305,7 +421,10 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
         for (const asc of [true, false]) {
           const ids: string[] = [];
           for (let offset = 0; offset < SEEDED; offset += 45) {
-            const [body, options] = inOrg(version, { query: { offset: String(offset), limit: 45, asc }, sortingColumn: 'USER_FIELD_NAME_USER_NAME' });
+            const [body, options] = inOrg(version, {
+              query: { offset: String(offset), limit: 45, asc },
+              sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+            });
             const res = ok(await list(version, kind, body, options));
             expect(res.total).toBe(BigInt(SEEDED));
             ids.push(...res.ids);
@@ -321,7 +440,11 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
           queries: [
             { orQuery: { queries: [{ userNameQuery: { userName: 'a' } }, { nickNameQuery: { nickName: 'a' } }] } },
             { userNameQuery: { userName: 'x'.repeat(201), method: 'TEXT_QUERY_METHOD_STARTS_WITH' } },
-            { andQuery: { queries: [{ notQuery: { query: { nickNameQuery: { nickName: 'a' } } } }, { emailQuery: { emailAddress: 'a', method: 99 } }] } },
+            {
+              andQuery: {
+                queries: [{ notQuery: { query: { nickNameQuery: { nickName: 'a' } } } }, { emailQuery: { emailAddress: 'a', method: 99 } }],
+              },
+            },
             { firstNameQuery: { firstName: 'Ada\u0000', method: 'TEXT_QUERY_METHOD_EQUALS' } },
             { notQuery: {} },
             { nickNameQuery: { nickName: 'a' } },
@@ -364,17 +487,20 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
     });
 
     describe('offset and limit', () => {
-      it.each([true, false])('every order (asc %s): pages of 7 from offsets that straddle the command pages match the expectation', async (asc) => {
-        for (const sort of ['USER_FIELD_NAME_USER_NAME', 'USER_FIELD_NAME_CREATION_DATE'] as const) {
-          const want = ordered(models, sort, asc);
-          for (const offset of [0, 5, 99, 100, 101, 123, SEEDED - 3]) {
-            const [body, options] = inOrg('v2', { query: { offset: String(offset), limit: 7, asc }, sortingColumn: sort });
-            const res = ok(await list('v2', 'grpc', body, options));
-            expect(res.ids, `${sort} offset ${offset}`).toEqual(want.slice(offset, offset + 7));
-            expect(res.total).toBe(BigInt(SEEDED));
+      it.each([true, false])(
+        'every order (asc %s): pages of 7 from offsets that straddle the command pages match the expectation',
+        async (asc) => {
+          for (const sort of ['USER_FIELD_NAME_USER_NAME', 'USER_FIELD_NAME_CREATION_DATE'] as const) {
+            const want = ordered(models, sort, asc);
+            for (const offset of [0, 5, 99, 100, 101, 123, SEEDED - 3]) {
+              const [body, options] = inOrg('v2', { query: { offset: String(offset), limit: 7, asc }, sortingColumn: sort });
+              const res = ok(await list('v2', 'grpc', body, options));
+              expect(res.ids, `${sort} offset ${offset}`).toEqual(want.slice(offset, offset + 7));
+              expect(res.total).toBe(BigInt(SEEDED));
+            }
           }
-        }
-      });
+        },
+      );
 
       it('no ListQuery: by creation date (no column given), descending (asc false), the command default page size', async () => {
         for (const version of ['v1', 'v2'] as const) {
@@ -394,9 +520,21 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
           expect(res.total).toBe(BigInt(SEEDED));
         }
         const [body, options] = inOrg('v1', { query: { offset: String(MAX_OFFSET + 1) } });
-        expect(refused(await list('v1', 'rest', body, options))).toEqual({ code: Code.InvalidArgument, fields: ['query.offset'], status: 400 });
-        const filtered = inOrg('v2', { query: { offset: '2', limit: 10, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [{ userNameQuery: { userName: 'zed1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }] });
-        const want = ordered(models.filter((m) => m.username.startsWith('zed1')), 'USER_FIELD_NAME_USER_NAME', true);
+        expect(refused(await list('v1', 'rest', body, options))).toEqual({
+          code: Code.InvalidArgument,
+          fields: ['query.offset'],
+          status: 400,
+        });
+        const filtered = inOrg('v2', {
+          query: { offset: '2', limit: 10, asc: true },
+          sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+          queries: [{ userNameQuery: { userName: 'zed1', method: 'TEXT_QUERY_METHOD_STARTS_WITH' } }],
+        });
+        const want = ordered(
+          models.filter((m) => m.username.startsWith('zed1')),
+          'USER_FIELD_NAME_USER_NAME',
+          true,
+        );
         const res = ok(await list('v2', 'connect', ...filtered));
         expect(res.ids).toEqual(want.slice(2, 12));
         expect(res.total).toBe(BigInt(want.length));
@@ -414,21 +552,38 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       const pathOf = (levels: number) =>
         Array.from({ length: levels }, (_, i) => ((levels - 1 - i) % 2 ? 'not_query.query' : 'or_query.queries[0]')).join('.');
 
-      it.each(KINDS)(`or/not nested ${MAX_FILTER_DEPTH} deep are served, one more is refused naming the query past the limit (%s)`, async (kind) => {
-        const deep = ok(await list('v2', kind, ...inOrg('v2', { query: { limit: MAX_PAGE, asc: true }, sortingColumn: 'USER_FIELD_NAME_USER_NAME', queries: [nested(MAX_FILTER_DEPTH)] })));
-        // An even number of not_query around the user name: the users it names.
-        const selects = MAX_FILTER_DEPTH % 4 < 2 ? (m: Model) => m.username.startsWith('ada') : (m: Model) => !m.username.startsWith('ada');
-        expect(deep.ids).toEqual(ordered(models.filter(selects), 'USER_FIELD_NAME_USER_NAME', true).slice(0, MAX_PAGE));
-        const tooDeep = refused(await list('v2', kind, ...inOrg('v2', { queries: [nested(MAX_FILTER_DEPTH + 1)] })));
-        expect(tooDeep).toMatchObject({ code: Code.InvalidArgument, fields: [`queries[0].${pathOf(MAX_FILTER_DEPTH + 1)}`] });
-      });
+      it.each(KINDS)(
+        `or/not nested ${MAX_FILTER_DEPTH} deep are served, one more is refused naming the query past the limit (%s)`,
+        async (kind) => {
+          const deep = ok(
+            await list(
+              'v2',
+              kind,
+              ...inOrg('v2', {
+                query: { limit: MAX_PAGE, asc: true },
+                sortingColumn: 'USER_FIELD_NAME_USER_NAME',
+                queries: [nested(MAX_FILTER_DEPTH)],
+              }),
+            ),
+          );
+          // An even number of not_query around the user name: the users it names.
+          const selects =
+            MAX_FILTER_DEPTH % 4 < 2 ? (m: Model) => m.username.startsWith('ada') : (m: Model) => !m.username.startsWith('ada');
+          expect(deep.ids).toEqual(ordered(models.filter(selects), 'USER_FIELD_NAME_USER_NAME', true).slice(0, MAX_PAGE));
+          const tooDeep = refused(await list('v2', kind, ...inOrg('v2', { queries: [nested(MAX_FILTER_DEPTH + 1)] })));
+          expect(tooDeep).toMatchObject({ code: Code.InvalidArgument, fields: [`queries[0].${pathOf(MAX_FILTER_DEPTH + 1)}`] });
+        },
+      );
 
       it(`${MAX_FILTER_CONDITIONS} conditions are served, more are refused; a list of hundreds costs no more than the limit`, async () => {
         // Each state query beyond the first is a condition of its own (the same field, ANDed).
         const states = (n: number) => Array.from({ length: n }, () => ({ stateQuery: { state: 'USER_STATE_ACTIVE' } }));
         const fits = ok(await list('v1', 'grpc', { query: { limit: 1 }, queries: states(MAX_FILTER_CONDITIONS) }, { org: orgId }));
         expect(fits.total).toBe(BigInt(models.filter((m) => m.state === 'USER_STATE_ACTIVE').length));
-        expect(refused(await list('v1', 'grpc', { queries: states(MAX_FILTER_CONDITIONS + 1) }, { org: orgId }))).toEqual({ code: Code.InvalidArgument, fields: ['queries'] });
+        expect(refused(await list('v1', 'grpc', { queries: states(MAX_FILTER_CONDITIONS + 1) }, { org: orgId }))).toEqual({
+          code: Code.InvalidArgument,
+          fields: ['queries'],
+        });
         const wide = refused(await list('v2', 'connect', { queries: [{ orQuery: { queries: states(900) } }] }, { org: orgId }));
         expect(wide).toEqual({ code: Code.InvalidArgument, fields: ['queries[0].or_query'] });
       });
@@ -437,12 +592,32 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
         const seeded = models.filter((_, i) => i % 9 === 0).map((m) => m.id);
         const ids = [...seeded, ...Array.from({ length: MAX_FILTER_VALUES - seeded.length }, (_, i) => `unknown-${i}`)];
         for (const kind of KINDS) {
-          const res = ok(await list('v2', kind, ...inOrg('v2', { query: { limit: MAX_PAGE, asc: true }, sortingColumn: 'USER_FIELD_NAME_CREATION_DATE', queries: [{ inUserIdsQuery: { userIds: ids } }] })));
-          expect(res.ids).toEqual(ordered(models.filter((m) => seeded.includes(m.id)), 'USER_FIELD_NAME_CREATION_DATE', true));
+          const res = ok(
+            await list(
+              'v2',
+              kind,
+              ...inOrg('v2', {
+                query: { limit: MAX_PAGE, asc: true },
+                sortingColumn: 'USER_FIELD_NAME_CREATION_DATE',
+                queries: [{ inUserIdsQuery: { userIds: ids } }],
+              }),
+            ),
+          );
+          expect(res.ids).toEqual(
+            ordered(
+              models.filter((m) => seeded.includes(m.id)),
+              'USER_FIELD_NAME_CREATION_DATE',
+              true,
+            ),
+          );
           expect(res.total).toBe(BigInt(seeded.length));
         }
         const over: JsonObject[] = [{ inUserIdsQuery: { userIds: ids } }, { inUserEmailsQuery: { userEmails: ['ada0@example.org'] } }];
-        expect(refused(await list('v1', 'rest', { queries: over }, { org: orgId }))).toEqual({ code: Code.InvalidArgument, fields: ['queries[1].in_user_emails_query.user_emails'], status: 400 });
+        expect(refused(await list('v1', 'rest', { queries: over }, { org: orgId }))).toEqual({
+          code: Code.InvalidArgument,
+          fields: ['queries[1].in_user_emails_query.user_emails'],
+          status: 400,
+        });
       });
     });
 
@@ -486,7 +661,12 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
       it('the users come as GetUserByID maps them, in v2 and in v1', async () => {
         const target = models.find((m) => m.username === 'ada.l1')!.id;
         const admin = (org?: string) => transport('grpc', gw.adminToken, org);
-        const v2 = await createUserServiceClient(admin()).listUsers({ queries: [{ query: { case: 'organizationIdQuery', value: { organizationId: orgId } } }, { query: { case: 'userNameQuery', value: { userName: 'ada.l1' } } }] });
+        const v2 = await createUserServiceClient(admin()).listUsers({
+          queries: [
+            { query: { case: 'organizationIdQuery', value: { organizationId: orgId } } },
+            { query: { case: 'userNameQuery', value: { userName: 'ada.l1' } } },
+          ],
+        });
         expect(v2.result).toHaveLength(1);
         const byId = (await createUserServiceClient(admin()).getUserByID({ userId: target })).user!;
         expect(toJson(UserV2, v2.result[0]!)).toEqual(toJson(UserV2, byId));
@@ -502,6 +682,11 @@ function listUsersSuite(name: string, env: () => Record<string, string>) {
 listUsersSuite('ListUsers on the embedded stores', () => ({}));
 describeWith('mongo', 'ListUsers on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    listUsersSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `list_users_${Date.now()}_${seq++}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    listUsersSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `list_users_${Date.now()}_${seq++}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

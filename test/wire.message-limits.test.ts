@@ -83,7 +83,11 @@ describe('AddHumanUser with 100,000 empty metadata entries is refused before dec
 
   it('over REST: 400 with code 3, nothing created; 20 entries pass', async () => {
     const post = (body: string) =>
-      fetch(`${gw.baseUrl}/v2/users/human`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` }, body });
+      fetch(`${gw.baseUrl}/v2/users/human`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },
+        body,
+      });
     const bad = requestJson(empties(MANY));
     const res = await post(JSON.stringify(bad));
     expect(res.status).toBe(400);
@@ -116,8 +120,20 @@ describe('AddHumanUser with 100,000 empty metadata entries is refused before dec
 
   it('compressed (gzip) over gRPC and Connect proto: refused once decompressed; 20 entries pass', async () => {
     const transports = [
-      createGrpcTransport({ baseUrl: gw.baseUrl, interceptors: [bearer(gw.adminToken)], sendCompression: compressionGzip, acceptCompression: [compressionGzip] }),
-      createConnectTransport({ baseUrl: gw.baseUrl, httpVersion: '1.1', useBinaryFormat: true, interceptors: [bearer(gw.adminToken)], sendCompression: compressionGzip, acceptCompression: [compressionGzip] }),
+      createGrpcTransport({
+        baseUrl: gw.baseUrl,
+        interceptors: [bearer(gw.adminToken)],
+        sendCompression: compressionGzip,
+        acceptCompression: [compressionGzip],
+      }),
+      createConnectTransport({
+        baseUrl: gw.baseUrl,
+        httpVersion: '1.1',
+        useBinaryFormat: true,
+        interceptors: [bearer(gw.adminToken)],
+        sendCompression: compressionGzip,
+        acceptCompression: [compressionGzip],
+      }),
     ];
     for (const transport of transports) {
       const users = createUserServiceClient(transport);
@@ -135,7 +151,12 @@ describe('AddHumanUser with 100,000 empty metadata entries is refused before dec
     const bad = requestJson(empties(MANY));
     const res = await fetch(`${gw.baseUrl}${ADD_HUMAN_USER}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', 'connect-protocol-version': '1', authorization: `Bearer ${gw.adminToken}` },
+      headers: {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'connect-protocol-version': '1',
+        authorization: `Bearer ${gw.adminToken}`,
+      },
       body: gzipSync(JSON.stringify(bad)),
     });
     expect(res.status).toBe(400);
@@ -156,7 +177,9 @@ describe('AddHumanUser with 100,000 empty metadata entries is refused before dec
     });
     const trailer = Buffer.from(await res.text(), 'base64').toString('latin1');
     expect(res.headers.get('grpc-status') ?? /grpc-status: ?(\d+)/.exec(trailer)?.[1]).toBe(String(Code.InvalidArgument));
-    expect(decodeURIComponent(res.headers.get('grpc-message') ?? /grpc-message: ?([^\r\n]*)/.exec(trailer)?.[1] ?? '')).toBe(TOO_MANY_ELEMENTS);
+    expect(decodeURIComponent(res.headers.get('grpc-message') ?? /grpc-message: ?([^\r\n]*)/.exec(trailer)?.[1] ?? '')).toBe(
+      TOO_MANY_ELEMENTS,
+    );
     await expectNoUser(bad);
   });
 
@@ -205,7 +228,10 @@ describe('nested lists and unknown fields', () => {
       body: bytes,
     });
     expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: `request message: more than ${MAX_MESSAGE_FIELDS} fields` });
+    expect(await res.json()).toMatchObject({
+      code: 'invalid_argument',
+      message: `request message: more than ${MAX_MESSAGE_FIELDS} fields`,
+    });
   });
 });
 
@@ -230,7 +256,9 @@ describe('protobufFieldsRefusal (the scan, against the decoder)', () => {
     expect(refusal(AddHumanUserRequestSchema, metadataEntries(MAX_REPEATED_ELEMENTS + 1, [0x30, 0]))).toMatch(/metadata$/);
     // A leading empty unknown group does not stop the scan.
     const group = [0x7b, 0x7c]; // start and end of group 15 (not a field of AddHumanUserRequest)
-    expect(refusal(AddHumanUserRequestSchema, new Uint8Array([...group, ...metadataEntries(MAX_REPEATED_ELEMENTS + 1, [0x32, 0])]))).toMatch(/metadata$/);
+    expect(
+      refusal(AddHumanUserRequestSchema, new Uint8Array([...group, ...metadataEntries(MAX_REPEATED_ELEMENTS + 1, [0x32, 0])])),
+    ).toMatch(/metadata$/);
   });
 
   it('leaves malformed messages to the decoder', () => {

@@ -16,7 +16,13 @@ const FACES: Face[] = ['graphql', 'rest', ...WIRE_KINDS];
 type Answer = 'OK' | 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'PERMISSION_DENIED' | 'NOT_FOUND';
 const CODE_NAMES: Record<number, Answer> = { 3: 'INVALID_ARGUMENT', 5: 'NOT_FOUND', 7: 'PERMISSION_DENIED', 16: 'UNAUTHENTICATED' };
 // grpc-gateway's status per code (FAILED_PRECONDITION aside), written out independently of src/wire.
-const REST_STATUS: Record<Answer, number> = { OK: 200, INVALID_ARGUMENT: 400, UNAUTHENTICATED: 401, PERMISSION_DENIED: 403, NOT_FOUND: 404 };
+const REST_STATUS: Record<Answer, number> = {
+  OK: 200,
+  INVALID_ARGUMENT: 400,
+  UNAUTHENTICATED: 401,
+  PERMISSION_DENIED: 403,
+  NOT_FOUND: 404,
+};
 
 type Question = 'user' | 'user v2' | 'changes';
 
@@ -55,7 +61,11 @@ async function askRest(question: Question, r: Request): Promise<Answer> {
   const id = encodeURIComponent(r.userId);
   const res =
     question === 'changes'
-      ? await fetch(`${gw.baseUrl}/management/v1/users/${id}/changes/_search`, { method: 'POST', headers, body: JSON.stringify({ query: { limit: r.limit ?? 0 } }) })
+      ? await fetch(`${gw.baseUrl}/management/v1/users/${id}/changes/_search`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query: { limit: r.limit ?? 0 } }),
+        })
       : await fetch(`${gw.baseUrl}${question === 'user' ? '/management/v1/users/' : '/v2/users/'}${id}`, { headers });
   const body = (await res.json()) as { code?: number };
   const answer = res.ok ? 'OK' : (CODE_NAMES[body.code ?? -1] ?? (`code ${body.code}` as Answer));
@@ -99,7 +109,8 @@ describe('one question, one answer, on all six faces', () => {
           email: { email: `${unique('p')}@example.com`, verification: { case: 'isVerified', value: true } },
         })
       ).userId;
-    const grant = (orgId: string, userId: string) => admin.mgmt.addOrgMember({ userId, roles: ['ORG_USER_VIEWER'] }, { headers: { 'x-zitadel-orgid': orgId } });
+    const grant = (orgId: string, userId: string) =>
+      admin.mgmt.addOrgMember({ userId, roles: ['ORG_USER_VIEWER'] }, { headers: { 'x-zitadel-orgid': orgId } });
     for (const name of ['plain', 'viewerA', 'viewerAB', 'targetA'] as const) ids[name] = await addUser(ids.orgA);
     ids.targetB = await addUser(ids.orgB);
     await grant(ids.orgA, ids.viewerA);
@@ -119,23 +130,45 @@ describe('one question, one answer, on all six faces', () => {
     /** Only these questions (default: all three). */
     questions?: Question[];
   }
-  const as = (token: keyof typeof tokens | null, userId: () => string, headers: Record<string, string> = {}) => () => ({
-    token: token ? tokens[token] : null,
-    userId: userId(),
-    headers,
-  });
+  const as =
+    (token: keyof typeof tokens | null, userId: () => string, headers: Record<string, string> = {}) =>
+    () => ({
+      token: token ? tokens[token] : null,
+      userId: userId(),
+      headers,
+    });
 
   const cases: Case[] = [
     { name: 'no token', request: as(null, () => ids.targetA), then: 'UNAUTHENTICATED' },
     { name: 'a forged token', request: () => ({ token: 'not.a.token', userId: ids.targetA, headers: {} }), then: 'UNAUTHENTICATED' },
     { name: 'a caller with no permission anywhere, a colleague', request: as('plain', () => ids.targetA), then: 'PERMISSION_DENIED' },
     { name: 'a caller with no permission anywhere, a missing user', request: as('plain', () => 'no-such-user'), then: 'PERMISSION_DENIED' },
-    { name: 'a caller with no permission anywhere, a user of another organization', request: as('plain', () => ids.targetB), then: 'PERMISSION_DENIED' },
-    { name: 'a header naming a foreign organization (x-zitadel-orgid)', request: () => as('viewerA', () => ids.targetB, { 'x-zitadel-orgid': ids.orgB })(), then: 'PERMISSION_DENIED' },
-    { name: 'a header naming a foreign organization (x-service-orgid)', request: () => as('viewerA', () => ids.targetB, { 'x-service-orgid': ids.orgB })(), then: 'PERMISSION_DENIED' },
-    { name: 'a header naming an organization that does not exist', request: as('viewerA', () => ids.targetA, { 'x-zitadel-orgid': 'no-such-org' }), then: 'PERMISSION_DENIED' },
+    {
+      name: 'a caller with no permission anywhere, a user of another organization',
+      request: as('plain', () => ids.targetB),
+      then: 'PERMISSION_DENIED',
+    },
+    {
+      name: 'a header naming a foreign organization (x-zitadel-orgid)',
+      request: () => as('viewerA', () => ids.targetB, { 'x-zitadel-orgid': ids.orgB })(),
+      then: 'PERMISSION_DENIED',
+    },
+    {
+      name: 'a header naming a foreign organization (x-service-orgid)',
+      request: () => as('viewerA', () => ids.targetB, { 'x-service-orgid': ids.orgB })(),
+      then: 'PERMISSION_DENIED',
+    },
+    {
+      name: 'a header naming an organization that does not exist',
+      request: as('viewerA', () => ids.targetA, { 'x-zitadel-orgid': 'no-such-org' }),
+      then: 'PERMISSION_DENIED',
+    },
     { name: 'a target in another organization the caller may not read', request: as('viewerA', () => ids.targetB), then: 'NOT_FOUND' },
-    { name: 'a target in another organization the caller may read, the header naming it', request: () => as('viewerAB', () => ids.targetB, { 'x-zitadel-orgid': ids.orgB })(), then: 'OK' },
+    {
+      name: 'a target in another organization the caller may read, the header naming it',
+      request: () => as('viewerAB', () => ids.targetB, { 'x-zitadel-orgid': ids.orgB })(),
+      then: 'OK',
+    },
     {
       // The one place the questions differ by design: v2 finds a user wherever the caller may read
       // it; GraphQL's `user` and management's methods look in the acting organization only.
@@ -156,8 +189,17 @@ describe('one question, one answer, on all six faces', () => {
       request: () => as(null, () => ids.targetA, { 'x-service-orgid': ids.orgA, 'x-zitadel-orgid': ids.orgB })(),
       then: 'INVALID_ARGUMENT',
     },
-    { name: 'two organization headers naming the same organization', request: () => as('viewerA', () => ids.targetA, { 'x-service-orgid': ids.orgA, 'x-zitadel-orgid': ids.orgA })(), then: 'OK' },
-    { name: 'invalid input (a page of 101 changes)', request: () => ({ ...as('viewerA', () => ids.targetA)(), limit: 101 }), then: 'INVALID_ARGUMENT', questions: ['changes'] },
+    {
+      name: 'two organization headers naming the same organization',
+      request: () => as('viewerA', () => ids.targetA, { 'x-service-orgid': ids.orgA, 'x-zitadel-orgid': ids.orgA })(),
+      then: 'OK',
+    },
+    {
+      name: 'invalid input (a page of 101 changes)',
+      request: () => ({ ...as('viewerA', () => ids.targetA)(), limit: 101 }),
+      then: 'INVALID_ARGUMENT',
+      questions: ['changes'],
+    },
   ];
 
   const QUESTIONS: Question[] = ['user', 'user v2', 'changes'];
@@ -167,7 +209,9 @@ describe('one question, one answer, on all six faces', () => {
         const expected = typeof c.then === 'string' ? c.then : c.then[question];
         // GraphQL asks v2's question only where it is GraphQL's too (a header narrows v2 to one organization).
         const faces = question === 'user v2' && typeof c.then !== 'string' ? FACES.filter((f) => f !== 'graphql') : FACES;
-        const answers = Object.fromEntries(await Promise.all(faces.map(async (face) => [face, await ask(face, question, c.request())] as const)));
+        const answers = Object.fromEntries(
+          await Promise.all(faces.map(async (face) => [face, await ask(face, question, c.request())] as const)),
+        );
         expect({ question, answers }).toEqual({ question, answers: Object.fromEntries(faces.map((face) => [face, expected])) });
       }
     });

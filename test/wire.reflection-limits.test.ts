@@ -29,7 +29,8 @@ async function reflect(gw: TestGateway, requests: object[]): Promise<Outcome> {
   try {
     for await (const res of client.serverReflectionInfo(send())) {
       answers.push(res);
-      if (res.messageResponse.case === 'fileDescriptorResponse') for (const f of res.messageResponse.value.fileDescriptorProto) bytes += f.byteLength;
+      if (res.messageResponse.case === 'fileDescriptorResponse')
+        for (const f of res.messageResponse.value.fileDescriptorProto) bytes += f.byteLength;
     }
     return { answers, bytes, error: undefined };
   } catch (err) {
@@ -54,7 +55,10 @@ describe('server reflection streams', () => {
   it('each request on a stream counts against the rate limit: with 5 a minute per address, the sixth ends the stream, and the address is limited for other calls too', async () => {
     const gw = await startGateway({ env: { RATE_LIMIT_PER_IP_PER_MINUTE: '5' } });
     try {
-      const outcome = await reflect(gw, Array.from({ length: 10 }, () => list));
+      const outcome = await reflect(
+        gw,
+        Array.from({ length: 10 }, () => list),
+      );
       expect(outcome.answers).toHaveLength(5);
       expect(outcome.error?.code).toBe(Code.ResourceExhausted);
       expect(outcome.error?.rawMessage).toContain('Too many requests: at most 5 a minute per client address');
@@ -82,7 +86,10 @@ describe('server reflection streams', () => {
       expect(all.answers).toHaveLength(1 + SERVICES.length);
 
       // The same 300 KB file asked for 100 times: 30 MB without the cap.
-      const flood = await reflect(gw, Array.from({ length: 100 }, () => managementFile));
+      const flood = await reflect(
+        gw,
+        Array.from({ length: 100 }, () => managementFile),
+      );
       expect(flood.error?.code).toBe(Code.ResourceExhausted);
       const cap = Number(/at most (\d+) bytes/.exec(flood.error?.rawMessage ?? '')?.[1]);
       expect(flood.bytes).toBeLessThanOrEqual(cap);

@@ -19,7 +19,11 @@ beforeAll(async () => {
   const res = await fetch(`${gw.baseUrl}/v2/users/human`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` },
-    body: JSON.stringify({ username: unique('enc'), profile: { givenName: 'Ada', familyName: 'Lovelace' }, email: { email: `${unique('e')}@example.com`, isVerified: true } }),
+    body: JSON.stringify({
+      username: unique('enc'),
+      profile: { givenName: 'Ada', familyName: 'Lovelace' },
+      email: { email: `${unique('e')}@example.com`, isVerified: true },
+    }),
   });
   expect(res.status).toBe(200);
   userId = ((await res.json()) as { userId: string }).userId;
@@ -69,7 +73,12 @@ describe('REST bodies with a Content-Encoding', () => {
   it('the largest legal body, gzipped, still passes: the cap counts the decompressed bytes, and they fit', async () => {
     const metadata = Array.from({ length: 20 }, (_, i) => ({ key: `k${i}`, value: Buffer.alloc(500_000, 65 + i).toString('base64') }));
     const body = Buffer.from(
-      JSON.stringify({ username: unique('big'), profile: { givenName: 'Ada', familyName: 'Lovelace' }, email: { email: `${unique('b')}@example.com`, isVerified: true }, metadata }),
+      JSON.stringify({
+        username: unique('big'),
+        profile: { givenName: 'Ada', familyName: 'Lovelace' },
+        email: { email: `${unique('b')}@example.com`, isVerified: true },
+        metadata,
+      }),
     );
     expect(body.length).toBeGreaterThan(maxRequestBodyBytes(gw.config) * 0.9);
     const res = await fetch(`${gw.baseUrl}/v2/users/human`, {
@@ -130,7 +139,12 @@ describe('REST bodies with a Content-Encoding', () => {
     const before = await stored();
     for (const encoding of ['zstd', 'compress', 'gzip, br', 'constructor']) {
       const res = await putProfile(gzipSync(profile('Unsupported')), encoding);
-      expect({ encoding, status: res.status, code: res.json.code, details: Array.isArray(res.json.details) }).toEqual({ encoding, status: 415, code: 12, details: true });
+      expect({ encoding, status: res.status, code: res.json.code, details: Array.isArray(res.json.details) }).toEqual({
+        encoding,
+        status: 415,
+        code: 12,
+        details: true,
+      });
       expect(res.json.message).toBe('request body: this Content-Encoding is not supported: send gzip, deflate, br or identity');
       expect(res.headers.get('accept-encoding')).toBe('gzip, deflate, br');
     }

@@ -120,11 +120,14 @@ describe('query strings: linear work, at most MAX_QUERY_PARAMS parameters', () =
 
   beforeAll(async () => {
     gw = await startGateway();
-    const rest = createRestHandler(wireServices({ deps: gw.gateway.deps, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger }), {
-      readMaxBytes: maxRequestBodyBytes(gw.config),
-      interceptors: [requestFacts],
-      logger: gw.gateway.logger,
-    });
+    const rest = createRestHandler(
+      wireServices({ deps: gw.gateway.deps, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger }),
+      {
+        readMaxBytes: maxRequestBodyBytes(gw.config),
+        interceptors: [requestFacts],
+        logger: gw.gateway.logger,
+      },
+    );
     // Room for a 100 KB request line (node's default is 16 KB of headers).
     server = createServer({ maxHeaderSize: 1 << 20 }, (req, res) => rest.handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -164,7 +167,11 @@ describe('query strings: linear work, at most MAX_QUERY_PARAMS parameters', () =
       for (const token of [gw.adminToken, undefined]) {
         const many = await get(`/v2/users/${gw.adminId}?${repeated(32_000)}`, token);
         expect(many.status, many.text).toBe(400);
-        expect(JSON.parse(many.text)).toEqual({ code: 3, message: `too many query parameters: 32000, at most ${MAX_QUERY_PARAMS}`, details: [] });
+        expect(JSON.parse(many.text)).toEqual({
+          code: 3,
+          message: `too many query parameters: 32000, at most ${MAX_QUERY_PARAMS}`,
+          details: [],
+        });
       }
       const over = await get(`/v2/users/${gw.adminId}?${repeated(MAX_QUERY_PARAMS + 1)}`, gw.adminToken);
       expect(over.status, over.text).toBe(400);
@@ -185,7 +192,9 @@ describe('query strings: linear work, at most MAX_QUERY_PARAMS parameters', () =
     const many = await fetch(`${direct}/v2/users/${gw.adminId}?${repeated(50_000)}`, { headers });
     expect(many.status).toBe(400);
     expect(await many.json()).toEqual({ code: 3, message: `too many query parameters: 50000, at most ${MAX_QUERY_PARAMS}`, details: [] });
-    const distinct = await fetch(`${direct}/v2/users/${gw.adminId}?${Array.from({ length: 50_000 }, (_, i) => `k${i}=${i}`).join('&')}`, { headers });
+    const distinct = await fetch(`${direct}/v2/users/${gw.adminId}?${Array.from({ length: 50_000 }, (_, i) => `k${i}=${i}`).join('&')}`, {
+      headers,
+    });
     expect(distinct.status).toBe(400);
     expect((await distinct.json()).code).toBe(3);
     const after = await fetch(`${direct}/v2/users/${gw.adminId}`, { headers });

@@ -102,7 +102,12 @@ interface Answer {
   body: any;
 }
 
-async function call(method: string, path: string, body?: unknown, opts: { token?: string | null; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const token = opts.token === undefined ? gw.adminToken : opts.token;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -176,7 +181,9 @@ describe('REST routes from the descriptors', () => {
     const byMethod = new Map(rest.routes.map((r) => [r.method, `${r.verb} ${r.template}`]));
     expect(byMethod.get('zitadel.auth.v1.AuthService.UpdateMyProfile')).toBe('PUT /auth/v1/users/me/profile');
     expect(byMethod.get('zitadel.management.v1.ManagementService.UpdateHumanProfile')).toBe('PUT /management/v1/users/{user_id}/profile');
-    expect(byMethod.get('zitadel.management.v1.ManagementService.UpdateOrgIDPOIDCConfig')).toBe('PUT /management/v1/idps/{idp_id}/oidc_config');
+    expect(byMethod.get('zitadel.management.v1.ManagementService.UpdateOrgIDPOIDCConfig')).toBe(
+      'PUT /management/v1/idps/{idp_id}/oidc_config',
+    );
     expect(byMethod.get('zitadel.management.v1.ManagementService.AddSAMLApp')).toBe('POST /management/v1/projects/{project_id}/apps/saml');
     expect(byMethod.get('zitadel.user.v2.UserService.AddHumanUser')).toBe('POST /v2/users/human');
     expect(byMethod.get('zitadel.user.v2.UserService.VerifyU2FRegistration')).toBe('POST /v2/users/{user_id}/u2f/{u2f_id}');
@@ -274,7 +281,12 @@ describe('the nine operations over REST, read back over REST', () => {
 
     // Unknown fields are dropped, as with protojson's DiscardUnknown; an enum name the enum does not
     // have is not (protojson would drop it too, and the field then reads as UNSPECIFIED): refused, nothing written.
-    const refused = await call('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Ada', lastName: 'Lovelace', gender: 'NOT_A_GENDER', extra: true });
+    const refused = await call('PUT', `/management/v1/users/${userId}/profile`, {
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      gender: 'NOT_A_GENDER',
+      extra: true,
+    });
     expectError(refused, 400, 3);
     const unchanged = (await ok('GET', `/v2/users/${userId}`)).user;
     expect(unchanged.human.profile.gender).toBe('GENDER_FEMALE');
@@ -322,7 +334,10 @@ describe('the nine operations over REST, read back over REST', () => {
       isPhoneVerified: true,
     });
     expect(phone.details.sequence).toBe(String(++sequence));
-    expect((await ok('GET', `/management/v1/users/${userId}`)).user.human.phone).toMatchObject({ phone: '+41791234567', isPhoneVerified: true });
+    expect((await ok('GET', `/management/v1/users/${userId}`)).user.human.phone).toMatchObject({
+      phone: '+41791234567',
+      isPhoneVerified: true,
+    });
 
     // POST /management/v1/users/{user_id}/password
     const password = await ok('POST', `/management/v1/users/${userId}/password`, { password: 'N3w!secret', noChangeRequired: true });
@@ -388,7 +403,10 @@ describe('the nine operations over REST, read back over REST', () => {
       origin: ORIGIN,
       rpId: options.rp.id,
     });
-    const verified = await ok('POST', `/v2/users/${userId}/u2f/${registered.u2fId}`, { publicKeyCredential: cred.response, tokenName: 'YubiKey' });
+    const verified = await ok('POST', `/v2/users/${userId}/u2f/${registered.u2fId}`, {
+      publicKeyCredential: cred.response,
+      tokenName: 'YubiKey',
+    });
     expect(verified.details.sequence).toBe(String(BigInt(registered.details.sequence) + 1n));
     expect((await stored(userId)).state.u2fTokens).toMatchObject([{ id: registered.u2fId, name: 'YubiKey', state: 'U2F_STATE_READY' }]);
   });
@@ -418,7 +436,11 @@ describe('REST errors as grpc-gateway writes them', () => {
     expectError(none, 401, 16);
     expect(none.body.details.map((d: any) => d['@type'])).toContain(ERROR_DETAIL);
     const forged = gw.adminToken.slice(0, -4) + (gw.adminToken.endsWith('AAAA') ? 'BBBB' : 'AAAA');
-    expectError(await call('PUT', `/management/v1/users/${gw.adminId}/profile`, { firstName: 'X', lastName: 'Y' }, { token: forged }), 401, 16);
+    expectError(
+      await call('PUT', `/management/v1/users/${gw.adminId}/profile`, { firstName: 'X', lastName: 'Y' }, { token: forged }),
+      401,
+      16,
+    );
   });
 
   it('PERMISSION_DENIED: 403, code 7, for x-zitadel-orgid / x-service-orgid of an organization without a role, and a plain user', async () => {
@@ -447,7 +469,7 @@ describe('REST errors as grpc-gateway writes them', () => {
     expectError(await addUser({}, await gw.tokenFor(plain.userId)), 403, 7);
   });
 
-  it("NOT_FOUND (404, 5), ALREADY_EXISTS (409, 6), FAILED_PRECONDITION (409, 9: SPEC.md's \"409 precondition failed\"), with ZITADEL's ErrorDetail", async () => {
+  it('NOT_FOUND (404, 5), ALREADY_EXISTS (409, 6), FAILED_PRECONDITION (409, 9: SPEC.md\'s "409 precondition failed"), with ZITADEL\'s ErrorDetail', async () => {
     const missing = await call('PUT', '/management/v1/users/999999999/profile', { firstName: 'A', lastName: 'B' });
     expectError(missing, 404, 5);
     const [detail] = missing.body.details.filter((d: any) => d['@type'] === ERROR_DETAIL);
@@ -469,7 +491,11 @@ describe('REST errors as grpc-gateway writes them', () => {
   });
 
   it('INVALID_ARGUMENT: 400, code 3, with google.rpc.BadRequest naming every violated field in snake_case', async () => {
-    const profile = await call('PUT', `/management/v1/users/${gw.adminId}/profile`, { firstName: ' ', lastName: '', preferredLanguage: 'x'.repeat(11) });
+    const profile = await call('PUT', `/management/v1/users/${gw.adminId}/profile`, {
+      firstName: ' ',
+      lastName: '',
+      preferredLanguage: 'x'.repeat(11),
+    });
     expectError(profile, 400, 3);
     expect(violations(profile)).toEqual(['first_name', 'last_name', 'preferred_language']);
     expect(profile.body.details.find((d: any) => d['@type'] === BAD_REQUEST).fieldViolations[0]).toEqual({
@@ -486,7 +512,14 @@ describe('REST errors as grpc-gateway writes them', () => {
     });
     expectError(add, 400, 3);
     expect(violations(add)).toEqual(
-      expect.arrayContaining(['email.email', 'metadata[0].value', 'organization.org_domain', 'password.password', 'profile.family_name', 'profile.given_name']),
+      expect.arrayContaining([
+        'email.email',
+        'metadata[0].value',
+        'organization.org_domain',
+        'password.password',
+        'profile.family_name',
+        'profile.given_name',
+      ]),
     );
 
     const saml = await call('POST', '/management/v1/projects/1/apps/saml', {
@@ -623,7 +656,10 @@ describe("REST with the edge's request state and over HTTP/2", () => {
       const path = `/management/v1/users/${userId}/profile`;
       const body = JSON.stringify({ firstName: 'Metered', lastName: 'Out', padding: 'x'.repeat(4000) });
 
-      current = metered(1000, new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.'));
+      current = metered(
+        1000,
+        new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.'),
+      );
       const refused = await chunked(path, body);
       expectError(refused, 429, 8);
       expect(refused.body.message).toMatch(/^Too many request-body bytes in flight/);
@@ -742,7 +778,10 @@ describe('request mapping and error details, against stub implementations', () =
   });
 
   it('nested query fields with numbers and booleans; path variables are not taken from the query', async () => {
-    const a = await stubCall('GET', '/management/v1/granted_projects/p1/grants/g1/roles/_search?query.offset=5&query.limit=10&query.asc=true&project_id=evil');
+    const a = await stubCall(
+      'GET',
+      '/management/v1/granted_projects/p1/grants/g1/roles/_search?query.offset=5&query.limit=10&query.asc=true&project_id=evil',
+    );
     expect(a.status).toBe(200);
     expect(seen.listGrantedProjectRoles).toMatchObject({
       projectId: 'p1',
@@ -812,9 +851,12 @@ describe('request mapping and error details, against stub implementations', () =
 
   it('writeRestError (for refusals before the body is read): the status of the code, the JSON body, the extra headers; no Connection header on HTTP/2', async () => {
     const refusal = () =>
-      new ConnectError('Too many request-body bytes in flight from this client address; retry after 1 s. (RESOURCE_EXHAUSTED-x)', Code.ResourceExhausted, undefined, [
-        { desc: ErrorDetailSchema, value: { id: 'RESOURCE_EXHAUSTED-x', message: 'Too many … (RESOURCE_EXHAUSTED-x)' } },
-      ]);
+      new ConnectError(
+        'Too many request-body bytes in flight from this client address; retry after 1 s. (RESOURCE_EXHAUSTED-x)',
+        Code.ResourceExhausted,
+        undefined,
+        [{ desc: ErrorDetailSchema, value: { id: 'RESOURCE_EXHAUSTED-x', message: 'Too many … (RESOURCE_EXHAUSTED-x)' } }],
+      );
     const headers = { 'retry-after': '1', connection: 'close' };
     const s1 = createServer((req, res) => writeRestError(req, res, refusal(), headers));
     const s2 = createHttp2Server((req, res) => writeRestError(req, res, refusal(), headers));
@@ -860,7 +902,9 @@ describe('createWireRoute: the route to hand to the edge', () => {
     expect(route.matches('/zitadel.auth.v1.AuthService/GetMyUser')).toBe(true);
     expect(route.matches('/auth/v1/users/me')).toBe(true);
     expect(route.matches('/graphql')).toBe(false);
-    const s = createServer((req, res) => (route.matches((req.url ?? '/').split('?')[0]!) ? route.handler(req, res) : res.writeHead(404).end()));
+    const s = createServer((req, res) =>
+      route.matches((req.url ?? '/').split('?')[0]!) ? route.handler(req, res) : res.writeHead(404).end(),
+    );
     const url = await listenOn(s);
     try {
       const headers = {
@@ -893,7 +937,11 @@ describe('on the gateway’s own port, beside /graphql', () => {
 
   it('a user created over REST is updated over REST and read through GraphQL, one sequence step per write', async () => {
     const name = `port-${Date.now().toString(36)}`;
-    const created = await at('POST', '/v2/users/human', { username: name, profile: { givenName: 'Port', familyName: 'One' }, email: { email: `${name}@example.com`, isVerified: true } });
+    const created = await at('POST', '/v2/users/human', {
+      username: name,
+      profile: { givenName: 'Port', familyName: 'One' },
+      email: { email: `${name}@example.com`, isVerified: true },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     expect(created.requestId).toBeTruthy(); // it came through the edge
     const userId = created.body.userId as string;
@@ -906,24 +954,49 @@ describe('on the gateway’s own port, beside /graphql', () => {
 
   it('an enum name the enum does not have is INVALID_ARGUMENT over REST and Connect JSON, as over GraphQL, and changes nothing', async () => {
     const name = `enum-${Date.now().toString(36)}`;
-    const created = await at('POST', '/v2/users/human', { username: name, profile: { givenName: 'Enum', familyName: 'Names', gender: 'GENDER_FEMALE' }, email: { email: `${name}@example.com`, isVerified: true } });
+    const created = await at('POST', '/v2/users/human', {
+      username: name,
+      profile: { givenName: 'Enum', familyName: 'Names', gender: 'GENDER_FEMALE' },
+      email: { email: `${name}@example.com`, isVerified: true },
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const userId = created.body.userId as string;
     const gender = async () => (await at('GET', `/v2/users/${userId}`)).body.user.human.profile.gender;
 
     const rest = await at('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Enum', lastName: 'Names', gender: 'GENDER_FOO' });
     expect(rest.status).toBe(400);
-    expect(rest.body).toMatchObject({ code: 3, message: expect.stringMatching(/gender: "GENDER_FOO" is not a value of zitadel\.user\.v1\.Gender/) });
-    const connect = await at('POST', '/zitadel.management.v1.ManagementService/UpdateHumanProfile', { userId, firstName: 'Enum', lastName: 'Names', gender: 'GENDER_FOO' });
+    expect(rest.body).toMatchObject({
+      code: 3,
+      message: expect.stringMatching(/gender: "GENDER_FOO" is not a value of zitadel\.user\.v1\.Gender/),
+    });
+    const connect = await at('POST', '/zitadel.management.v1.ManagementService/UpdateHumanProfile', {
+      userId,
+      firstName: 'Enum',
+      lastName: 'Names',
+      gender: 'GENDER_FOO',
+    });
     expect(connect.status).toBe(400);
     expect(connect.body).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/gender/) });
-    const nested = await at('POST', '/v2/users/human', { username: `${name}-2`, profile: { givenName: 'E', familyName: 'N', gender: 'GENDER_FOO' }, email: { email: `${name}-2@example.com` } });
+    const nested = await at('POST', '/v2/users/human', {
+      username: `${name}-2`,
+      profile: { givenName: 'E', familyName: 'N', gender: 'GENDER_FOO' },
+      email: { email: `${name}-2@example.com` },
+    });
     expect(nested.status).toBe(400);
     expect(nested.body.message).toMatch(/profile\.gender/);
     expect(await gender()).toBe('GENDER_FEMALE');
 
     // Names the enum has still work, and unknown fields are still ignored, as grpc-gateway does.
-    expect((await at('PUT', `/management/v1/users/${userId}/profile`, { firstName: 'Enum', lastName: 'Names', gender: 'GENDER_MALE', notAField: 1 })).status).toBe(200);
+    expect(
+      (
+        await at('PUT', `/management/v1/users/${userId}/profile`, {
+          firstName: 'Enum',
+          lastName: 'Names',
+          gender: 'GENDER_MALE',
+          notAField: 1,
+        })
+      ).status,
+    ).toBe(200);
     expect(await gender()).toBe('GENDER_MALE');
   });
 
@@ -934,7 +1007,10 @@ describe('on the gateway’s own port, beside /graphql', () => {
     expect(rest.body.message).toMatch(/password from JSON: expected string$/);
     const connect = await at('POST', '/zitadel.management.v1.ManagementService/SetHumanPassword', { userId: gw.adminId, password: secret });
     expect(connect.status).toBe(400);
-    expect(connect.body).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/password from JSON: expected string$/) });
+    expect(connect.body).toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringMatching(/password from JSON: expected string$/),
+    });
     for (const answer of [rest, connect]) expect(JSON.stringify(answer.body)).not.toContain(String(secret));
   });
 

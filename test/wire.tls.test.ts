@@ -31,11 +31,29 @@ function findOpenssl(): string {
 function makeCertificate(openssl: string, dir: string) {
   const certFile = path.join(dir, 'cert.pem');
   const keyFile = path.join(dir, 'key.pem');
-  execFileSync(openssl, [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-    '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'pipe' });
+  execFileSync(
+    openssl,
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'pipe' },
+  );
   return { certFile, keyFile };
 }
 
@@ -97,7 +115,9 @@ describeRequiring(openssl, 'openssl not found on PATH (apt-get install openssl)'
   it('serves https:// and a key that does not fit the certificate fails loadConfig', () => {
     expect(gw.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/graphql$/);
     const other = makeCertificate(opensslBin, mkdtempSync(path.join(dir, 'other-')));
-    expect(() => loadConfig({ TLS_CERT_FILE: env.TLS_CERT_FILE, TLS_KEY_FILE: other.keyFile })).toThrow(/not a PEM certificate and its private key/);
+    expect(() => loadConfig({ TLS_CERT_FILE: env.TLS_CERT_FILE, TLS_KEY_FILE: other.keyFile })).toThrow(
+      /not a PEM certificate and its private key/,
+    );
     writeFileSync(path.join(dir, 'garbage.pem'), 'not a certificate');
     expect(() => loadConfig({ TLS_CERT_FILE: path.join(dir, 'garbage.pem'), TLS_KEY_FILE: env.TLS_KEY_FILE })).toThrow(/TLS_CERT_FILE/);
   });
@@ -111,10 +131,22 @@ describeRequiring(openssl, 'openssl not found on PATH (apt-get install openssl)'
   });
 
   it.each([
-    ['Connect over HTTP/1.1', () => createConnectTransport({ baseUrl: gw.baseUrl, httpVersion: '1.1', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] })],
-    ['Connect over HTTP/2', () => createConnectTransport({ baseUrl: gw.baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] })],
-    ['gRPC-web over HTTP/1.1', () => createGrpcWebTransport({ baseUrl: gw.baseUrl, httpVersion: '1.1', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] })],
-    ['gRPC-web over HTTP/2', () => createGrpcWebTransport({ baseUrl: gw.baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] })],
+    [
+      'Connect over HTTP/1.1',
+      () => createConnectTransport({ baseUrl: gw.baseUrl, httpVersion: '1.1', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] }),
+    ],
+    [
+      'Connect over HTTP/2',
+      () => createConnectTransport({ baseUrl: gw.baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] }),
+    ],
+    [
+      'gRPC-web over HTTP/1.1',
+      () => createGrpcWebTransport({ baseUrl: gw.baseUrl, httpVersion: '1.1', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] }),
+    ],
+    [
+      'gRPC-web over HTTP/2',
+      () => createGrpcWebTransport({ baseUrl: gw.baseUrl, httpVersion: '2', nodeOptions: { ca }, interceptors: [bearer(gw.adminToken)] }),
+    ],
   ])('%s: GetMyUser answers', async (_name, transport) => {
     expect((await zitadelClients(transport()).auth.getMyUser({})).user!.id).toBe(gw.adminId);
   });
@@ -153,7 +185,9 @@ describeRequiring(openssl, 'openssl not found on PATH (apt-get install openssl)'
     } finally {
       agent.destroy();
     }
-    const session = http2Connect(gw.baseUrl, { createConnection: () => tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }) });
+    const session = http2Connect(gw.baseUrl, {
+      createConnection: () => tlsConnect({ port, host: '127.0.0.1', ca, servername: 'localhost' }),
+    });
     session.on('error', () => {});
     try {
       const answer = await h2Request(session, { ':method': 'GET', ':path': '/health' });

@@ -32,8 +32,6 @@ afterAll(async () => {
 
 const clients = (kind: WireKind) => zitadelClients(wireTransport(kind, gw.baseUrl, gw.adminToken));
 
-
-
 async function rest(verb: string, path: string, body: unknown) {
   const res = await fetch(`${gw.baseUrl}${path}`, {
     method: verb,
@@ -98,7 +96,13 @@ const samlUnwritten = async (projectId: string) => {
   };
 };
 
-const oidcIdp = (name: string) => ({ name, issuer: 'https://accounts.example.com', clientId: 'client', clientSecret: 's3cret', scopes: ['openid'] });
+const oidcIdp = (name: string) => ({
+  name,
+  issuer: 'https://accounts.example.com',
+  clientId: 'client',
+  clientSecret: 's3cret',
+  scopes: ['openid'],
+});
 
 const CASES: Case[] = [
   {
@@ -106,11 +110,19 @@ const CASES: Case[] = [
     field: 'totp_secret',
     async rpc(kind) {
       const userId = unique('totp');
-      return { call: clients(kind).users.addHumanUser({ ...humanUser(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }), unwritten: userUnwritten(userId) };
+      return {
+        call: clients(kind).users.addHumanUser({ ...humanUser(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }),
+        unwritten: userUnwritten(userId),
+      };
     },
     async rest() {
       const userId = unique('totp');
-      return { verb: 'POST', path: '/v2/users/human', body: { ...humanUserJson(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }, unwritten: userUnwritten(userId) };
+      return {
+        verb: 'POST',
+        path: '/v2/users/human',
+        body: { ...humanUserJson(userId), totpSecret: 'JBSWY3DPEHPK3PXP' },
+        unwritten: userUnwritten(userId),
+      };
     },
   },
   {
@@ -123,7 +135,12 @@ const CASES: Case[] = [
     },
     async rest() {
       const name = unique('Org ');
-      return { verb: 'POST', path: '/v2/organizations', body: { name, admins: [{ userId: gw.adminId, roles: ['ORG_OWNER'] }] }, unwritten: orgUnwritten(name) };
+      return {
+        verb: 'POST',
+        path: '/v2/organizations',
+        body: { name, admins: [{ userId: gw.adminId, roles: ['ORG_OWNER'] }] },
+        unwritten: orgUnwritten(name),
+      };
     },
   },
   {
@@ -145,11 +162,19 @@ const CASES: Case[] = [
     field: 'totp_secret',
     async rpc(kind) {
       const userId = unique('totp');
-      return { call: clients(kind).usersV2beta.addHumanUser({ ...humanUser(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }), unwritten: userUnwritten(userId) };
+      return {
+        call: clients(kind).usersV2beta.addHumanUser({ ...humanUser(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }),
+        unwritten: userUnwritten(userId),
+      };
     },
     async rest() {
       const userId = unique('totp');
-      return { verb: 'POST', path: '/v2beta/users/human', body: { ...humanUserJson(userId), totpSecret: 'JBSWY3DPEHPK3PXP' }, unwritten: userUnwritten(userId) };
+      return {
+        verb: 'POST',
+        path: '/v2beta/users/human',
+        body: { ...humanUserJson(userId), totpSecret: 'JBSWY3DPEHPK3PXP' },
+        unwritten: userUnwritten(userId),
+      };
     },
   },
   {
@@ -162,7 +187,12 @@ const CASES: Case[] = [
     },
     async rest() {
       const name = unique('Org ');
-      return { verb: 'POST', path: '/v2beta/organizations', body: { name, admins: [{ userId: gw.adminId, roles: ['ORG_OWNER'] }] }, unwritten: orgUnwritten(name) };
+      return {
+        verb: 'POST',
+        path: '/v2beta/organizations',
+        body: { name, admins: [{ userId: gw.adminId, roles: ['ORG_OWNER'] }] },
+        unwritten: orgUnwritten(name),
+      };
     },
   },
   {
@@ -188,7 +218,12 @@ const CASES: Case[] = [
     },
     async rest() {
       const name = unique('idp ');
-      return { verb: 'POST', path: '/management/v1/idps/oidc', body: { ...oidcIdp(name), stylingType: 'STYLING_TYPE_GOOGLE' }, unwritten: idpUnwritten(name) };
+      return {
+        verb: 'POST',
+        path: '/management/v1/idps/oidc',
+        body: { ...oidcIdp(name), stylingType: 'STYLING_TYPE_GOOGLE' },
+        unwritten: idpUnwritten(name),
+      };
     },
   },
   {
@@ -200,7 +235,12 @@ const CASES: Case[] = [
     },
     async rest() {
       const name = unique('idp ');
-      return { verb: 'POST', path: '/management/v1/idps/oidc', body: { ...oidcIdp(name), autoRegister: true }, unwritten: idpUnwritten(name) };
+      return {
+        verb: 'POST',
+        path: '/management/v1/idps/oidc',
+        body: { ...oidcIdp(name), autoRegister: true },
+        unwritten: idpUnwritten(name),
+      };
     },
   },
   ...(
@@ -208,22 +248,24 @@ const CASES: Case[] = [
       ['project_role_assertion', { projectRoleAssertion: true }, { projectRoleAssertion: true }],
       ['project_role_check', { projectRoleCheck: true }, { projectRoleCheck: true }],
       ['has_project_check', { hasProjectCheck: true }, { hasProjectCheck: true }],
-      ['private_labeling_setting', { privateLabelingSetting: 1 }, { privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' }],
+      [
+        'private_labeling_setting',
+        { privateLabelingSetting: 1 },
+        { privateLabelingSetting: 'PRIVATE_LABELING_SETTING_ENFORCE_PROJECT_RESOURCE_OWNER_POLICY' },
+      ],
     ] as const
-  ).map(
-    ([field, rpcExtra, jsonExtra]): Case => ({
-      method: 'ManagementService.AddProject',
-      field,
-      async rpc(kind) {
-        const name = unique('project ');
-        return { call: clients(kind).mgmt.addProject({ name, ...rpcExtra }), unwritten: projectUnwritten(name) };
-      },
-      async rest() {
-        const name = unique('project ');
-        return { verb: 'POST', path: '/management/v1/projects', body: { name, ...jsonExtra }, unwritten: projectUnwritten(name) };
-      },
-    }),
-  ),
+  ).map(([field, rpcExtra, jsonExtra]): Case => ({
+    method: 'ManagementService.AddProject',
+    field,
+    async rpc(kind) {
+      const name = unique('project ');
+      return { call: clients(kind).mgmt.addProject({ name, ...rpcExtra }), unwritten: projectUnwritten(name) };
+    },
+    async rest() {
+      const name = unique('project ');
+      return { verb: 'POST', path: '/management/v1/projects', body: { name, ...jsonExtra }, unwritten: projectUnwritten(name) };
+    },
+  })),
   {
     method: 'ManagementService.AddSAMLApp',
     field: 'login_version',
@@ -255,8 +297,12 @@ describe('request fields without a place in the commands are refused, not droppe
       const { call, unwritten } = await c.rpc(c.kind);
       const err = await failure(call);
       expect(err.code, err.message).toBe(Code.InvalidArgument);
-      expect(violationsOf(err).map(({ field, description }) => ({ field, description }))).toEqual([{ field: c.field, description: UNSUPPORTED }]);
-      expect(err.rawMessage).toMatch(new RegExp(`^Invalid input: ${c.field.replace(/[[\]]/g, '\\$&')}: ${UNSUPPORTED} \\(INVALID_ARGUMENT-[0-9a-z]+\\)$`));
+      expect(violationsOf(err).map(({ field, description }) => ({ field, description }))).toEqual([
+        { field: c.field, description: UNSUPPORTED },
+      ]);
+      expect(err.rawMessage).toMatch(
+        new RegExp(`^Invalid input: ${c.field.replace(/[[\]]/g, '\\$&')}: ${UNSUPPORTED} \\(INVALID_ARGUMENT-[0-9a-z]+\\)$`),
+      );
       await unwritten();
     });
 
@@ -272,9 +318,22 @@ describe('request fields without a place in the commands are refused, not droppe
 
   it('every refused field of a request is named at once', async () => {
     const name = unique('project ');
-    const err = await failure(clients('grpc').mgmt.addProject({ name, projectRoleAssertion: true, projectRoleCheck: true, hasProjectCheck: true, privateLabelingSetting: 2 }));
+    const err = await failure(
+      clients('grpc').mgmt.addProject({
+        name,
+        projectRoleAssertion: true,
+        projectRoleCheck: true,
+        hasProjectCheck: true,
+        privateLabelingSetting: 2,
+      }),
+    );
     expect(err.code).toBe(Code.InvalidArgument);
-    expect(violationsOf(err).map((v) => v.field)).toEqual(['project_role_assertion', 'project_role_check', 'has_project_check', 'private_labeling_setting']);
+    expect(violationsOf(err).map((v) => v.field)).toEqual([
+      'project_role_assertion',
+      'project_role_check',
+      'has_project_check',
+      'private_labeling_setting',
+    ]);
     const a = await rest('POST', '/v2/organizations', {
       name: unique('Org '),
       orgId: unique('org'),
@@ -285,7 +344,9 @@ describe('request fields without a place in the commands are refused, not droppe
   });
 
   it('refused before the input rules: an otherwise invalid request with a refused field names only that field', async () => {
-    const err = await failure(clients('connect').users.addHumanUser({ profile: { givenName: '', familyName: '' }, totpSecret: 'JBSWY3DPEHPK3PXP' }));
+    const err = await failure(
+      clients('connect').users.addHumanUser({ profile: { givenName: '', familyName: '' }, totpSecret: 'JBSWY3DPEHPK3PXP' }),
+    );
     expect(violationsOf(err).map((v) => v.field)).toEqual(['totp_secret']);
   });
 
@@ -307,10 +368,19 @@ describe('request fields without a place in the commands are refused, not droppe
     expect(await loadUser(userId)).not.toBeNull();
 
     const restUser = unique('rest-totp');
-    const a = await rest('POST', '/v2/users/human', { ...humanUserJson(restUser), totpSecret: '', notAFieldOfAddHumanUserRequest: { totpSecret: 'JBSWY3DPEHPK3PXP' } });
+    const a = await rest('POST', '/v2/users/human', {
+      ...humanUserJson(restUser),
+      totpSecret: '',
+      notAFieldOfAddHumanUserRequest: { totpSecret: 'JBSWY3DPEHPK3PXP' },
+    });
     expect(a.status, JSON.stringify(a.body)).toBe(200);
     expect(await loadUser(restUser)).not.toBeNull();
-    const b = await rest('POST', '/management/v1/projects', { name: unique('project '), hasProjectCheck: false, privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED', unknownField: true });
+    const b = await rest('POST', '/management/v1/projects', {
+      name: unique('project '),
+      hasProjectCheck: false,
+      privateLabelingSetting: 'PRIVATE_LABELING_SETTING_UNSPECIFIED',
+      unknownField: true,
+    });
     expect(b.status, JSON.stringify(b.body)).toBe(200);
   });
 

@@ -42,7 +42,14 @@ const EMPTY_ON_PURPOSE: Record<string, Record<string, string>> = {
 const MESSAGES: Record<'v1' | 'v2' | 'v2beta', DescMessage[]> = {
   v1: [v1.UserSchema, v1.HumanSchema, v1.ProfileSchema, v1.EmailSchema, v1.PhoneSchema, ObjectDetailsSchema],
   v2: [v2.UserSchema, v2.HumanUserSchema, v2.HumanProfileSchema, HumanEmailV2Schema, HumanPhoneV2Schema, DetailsV2Schema],
-  v2beta: [v2beta.UserSchema, v2beta.HumanUserSchema, v2beta.HumanProfileSchema, HumanEmailV2betaSchema, HumanPhoneV2betaSchema, DetailsV2betaSchema],
+  v2beta: [
+    v2beta.UserSchema,
+    v2beta.HumanUserSchema,
+    v2beta.HumanProfileSchema,
+    HumanEmailV2betaSchema,
+    HumanPhoneV2betaSchema,
+    DetailsV2betaSchema,
+  ],
 };
 
 /** The fields set in `message` and in every walked message below it, by message type. */
@@ -89,14 +96,21 @@ function userMessagesSuite(name: string, env: () => Record<string, string>) {
     });
 
     /** The time of the last event that set the user's password. */
-    const passwordSetAt = async () => (await gw.gateway.deps.store.events('user', userId)).filter((e) => e.type === userEvents.added || e.type === userEvents.passwordChanged).at(-1)!.createdAt;
+    const passwordSetAt = async () =>
+      (await gw.gateway.deps.store.events('user', userId))
+        .filter((e) => e.type === userEvents.added || e.type === userEvents.passwordChanged)
+        .at(-1)!.createdAt;
 
     it('the names empty on purpose are fields of the descriptors', () => {
       const all = Object.values(MESSAGES).flat();
       for (const [typeName, fields] of Object.entries(EMPTY_ON_PURPOSE)) {
         const desc = all.find((d) => d.typeName === typeName);
         expect(desc, typeName).toBeDefined();
-        for (const field of Object.keys(fields)) expect(desc!.fields.map((f) => f.name), `${typeName}.${field}`).toContain(field);
+        for (const field of Object.keys(fields))
+          expect(
+            desc!.fields.map((f) => f.name),
+            `${typeName}.${field}`,
+          ).toContain(field);
       }
     });
 
@@ -104,14 +118,21 @@ function userMessagesSuite(name: string, env: () => Record<string, string>) {
       const admin = zitadelClients(wireTransport('grpc', gw.baseUrl, gw.adminToken));
       const own = zitadelClients(wireTransport('grpc', gw.baseUrl, await gw.tokenFor(userId)));
       const read = (await admin.mgmt.getUserByID({ id: userId })).user!;
-      const listed = (await admin.mgmt.listUsers({ queries: [{ query: { case: 'userNameQuery', value: { userName: username } } }] })).result;
+      const listed = (await admin.mgmt.listUsers({ queries: [{ query: { case: 'userNameQuery', value: { userName: username } } }] }))
+        .result;
       const me = (await own.auth.getMyUser({})).user!;
       expect(listed).toHaveLength(1);
       for (const user of [read, listed[0]!, me]) {
         expect(filledFields(user, MESSAGES.v1)).toEqual(expectedFields(MESSAGES.v1));
         const human = user.type.value as v1.Human;
         expect(timestampDate(human.passwordChanged!)).toEqual(await passwordSetAt());
-        expect(user).toMatchObject({ id: userId, userName: username, loginNames: [username], preferredLoginName: username, state: v1.UserState.ACTIVE });
+        expect(user).toMatchObject({
+          id: userId,
+          userName: username,
+          loginNames: [username],
+          preferredLoginName: username,
+          state: v1.UserState.ACTIVE,
+        });
       }
     });
 
@@ -126,7 +147,14 @@ function userMessagesSuite(name: string, env: () => Record<string, string>) {
           expect(filledFields(user, MESSAGES[version])).toEqual(expectedFields(MESSAGES[version]));
           const human = user.type.value as v2.HumanUser;
           expect(timestampDate(human.passwordChanged!)).toEqual(await passwordSetAt());
-          expect(human).toMatchObject({ userId, username, loginNames: [username], preferredLoginName: username, state: v2.UserState.ACTIVE, passwordChangeRequired: true });
+          expect(human).toMatchObject({
+            userId,
+            username,
+            loginNames: [username],
+            preferredLoginName: username,
+            state: v2.UserState.ACTIVE,
+            passwordChangeRequired: true,
+          });
         }
       });
     }
@@ -143,7 +171,10 @@ function userMessagesSuite(name: string, env: () => Record<string, string>) {
       for (const t of [v2User.passwordChanged, betaUser.passwordChanged, v1Human.passwordChanged]) expect(timestampDate(t!)).toEqual(after);
       expect(v2User.passwordChangeRequired).toBe(false);
       // A user without a password has no password time.
-      const { userId: noPassword } = await c.users.addHumanUser({ profile: { givenName: 'No', familyName: 'Password' }, email: { email: `${unique('np')}@example.com` } });
+      const { userId: noPassword } = await c.users.addHumanUser({
+        profile: { givenName: 'No', familyName: 'Password' },
+        email: { email: `${unique('np')}@example.com` },
+      });
       expect(((await c.users.getUserByID({ userId: noPassword })).user!.type.value as v2.HumanUser).passwordChanged).toBeUndefined();
       expect(((await c.mgmt.getUserByID({ id: noPassword })).user!.type.value as v1.Human).passwordChanged).toBeUndefined();
     });
@@ -153,6 +184,11 @@ function userMessagesSuite(name: string, env: () => Record<string, string>) {
 userMessagesSuite('user messages on the embedded stores', () => ({}));
 describeWith('mongo', 'user messages on MongoDB-wire', (mongoUrl) => {
   describeWith('redis', 'and Redis', (redisUrl) => {
-    userMessagesSuite('the same suite', () => ({ MONGODB_URL: mongoUrl, MONGODB_DB: `usermsg_${Date.now()}_${seq++}`, REDIS_URL: redisUrl, CODE_HMAC_KEY: 'test-key' }));
+    userMessagesSuite('the same suite', () => ({
+      MONGODB_URL: mongoUrl,
+      MONGODB_DB: `usermsg_${Date.now()}_${seq++}`,
+      REDIS_URL: redisUrl,
+      CODE_HMAC_KEY: 'test-key',
+    }));
   });
 });

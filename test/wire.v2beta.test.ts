@@ -51,7 +51,13 @@ interface Answer {
   body: any;
 }
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token: string | null = gw.adminToken): Promise<Answer> {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+  token: string | null = gw.adminToken,
+): Promise<Answer> {
   const res = await fetch(`${gw.baseUrl}${path}`, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
@@ -80,7 +86,16 @@ describe('the twins, checked at start', () => {
   it('v2beta serves exactly the methods v2 serves (UserService), and CreateOrganization for AddOrganization', () => {
     const names = (impl: object) => Object.keys(impl).sort();
     expect(names(userServiceV2beta(wire))).toEqual(names(userService(wire)));
-    expect(names(userServiceV2beta(wire))).toEqual(['addHumanUser', 'getUserByID', 'listUsers', 'registerU2F', 'setEmail', 'verifyEmail', 'verifyPhone', 'verifyU2FRegistration']);
+    expect(names(userServiceV2beta(wire))).toEqual([
+      'addHumanUser',
+      'getUserByID',
+      'listUsers',
+      'registerU2F',
+      'setEmail',
+      'verifyEmail',
+      'verifyPhone',
+      'verifyU2FRegistration',
+    ]);
     // v2beta's OrganizationService has no AddOrganization: its CreateOrganization is that operation.
     expect(names(organizationService(wire))).toEqual(['addOrganization']);
     expect(OrganizationServiceV2beta.methods.some((m) => m.name === 'AddOrganization')).toBe(false);
@@ -94,8 +109,12 @@ describe('the twins, checked at start', () => {
   it('a service whose messages are no twins is refused when the service is built, naming the difference', () => {
     // management v1's GetUserByID takes `id`, v2's `user_id`: a request would lose its id.
     const getUser = { getUserByID: userService(wire).getUserByID };
-    expect(() => twinService(UserServiceV2, ManagementService, getUser as never)).toThrow(/zitadel\.management\.v1\.GetUserByIDRequest\.id: no such field in zitadel\.user\.v2\.GetUserByIDRequest/);
-    expect(() => twinService(OrganizationServiceV2, OrganizationServiceV2beta, organizationService(wire))).toThrow(/has no twin of zitadel\.org\.v2\.OrganizationService\.AddOrganization/);
+    expect(() => twinService(UserServiceV2, ManagementService, getUser as never)).toThrow(
+      /zitadel\.management\.v1\.GetUserByIDRequest\.id: no such field in zitadel\.user\.v2\.GetUserByIDRequest/,
+    );
+    expect(() => twinService(OrganizationServiceV2, OrganizationServiceV2beta, organizationService(wire))).toThrow(
+      /has no twin of zitadel\.org\.v2\.OrganizationService\.AddOrganization/,
+    );
   });
 });
 
@@ -122,7 +141,10 @@ describe("REST at ZITADEL's /v2beta paths, on the gateway's port", () => {
     const registered = await ok('POST', `/v2beta/users/${userId}/u2f`, {});
     const options = registered.publicKeyCredentialCreationOptions;
     const cred = authenticator.create({ challenge: options.challenge, origin: ORIGIN, rpId: options.rp.id });
-    const verified = await ok('POST', `/v2beta/users/${userId}/u2f/${registered.u2fId}`, { publicKeyCredential: cred.response, tokenName: 'REST key' });
+    const verified = await ok('POST', `/v2beta/users/${userId}/u2f/${registered.u2fId}`, {
+      publicKeyCredential: cred.response,
+      tokenName: 'REST key',
+    });
     expect(verified.details.sequence).toBe('6');
     expect((await stored(userId)).state.u2fTokens).toMatchObject([{ id: registered.u2fId, state: 'U2F_STATE_READY' }]);
 
@@ -153,12 +175,22 @@ describe("REST at ZITADEL's /v2beta paths, on the gateway's port", () => {
     expect(violations(beta)).toEqual(['email.email', 'profile.family_name', 'profile.given_name']);
     // A field the gateway has no place for is refused as on v2, and nothing is written.
     const totpId = unique('totp');
-    const totp = await call('POST', '/v2beta/users/human', { userId: totpId, profile: { givenName: 'A', familyName: 'B' }, email: { email: `${totpId}@example.com` }, totpSecret: 'JBSWY3DPEHPK3PXP' });
+    const totp = await call('POST', '/v2beta/users/human', {
+      userId: totpId,
+      profile: { givenName: 'A', familyName: 'B' },
+      email: { email: `${totpId}@example.com` },
+      totpSecret: 'JBSWY3DPEHPK3PXP',
+    });
     expect(totp.status).toBe(400);
     expect(violations(totp)).toEqual(['totp_secret']);
     expect(await gw.gateway.deps.store.load('user', totpId)).toBeNull();
 
-    const plainId = (await ok('POST', '/v2beta/users/human', { profile: { givenName: 'P', familyName: 'Lain' }, email: { email: `${unique('p')}@example.com` } })).userId;
+    const plainId = (
+      await ok('POST', '/v2beta/users/human', {
+        profile: { givenName: 'P', familyName: 'Lain' },
+        email: { email: `${unique('p')}@example.com` },
+      })
+    ).userId;
     const denied = await call('POST', '/v2beta/organizations', { name: unique('Nope ') }, {}, await gw.tokenFor(plainId));
     expect(denied.status).toBe(403);
     expect((await call('GET', `/v2beta/users/${plainId}`, undefined, {}, null)).status).toBe(401);
@@ -210,12 +242,17 @@ describe('reflection and health', () => {
     async function* requests() {
       yield { host: 'localhost', messageRequest: { case: 'listServices', value: '*' } };
       yield { host: 'localhost', messageRequest: { case: 'fileContainingSymbol', value: 'zitadel.user.v2beta.UserService.GetUserByID' } };
-      yield { host: 'localhost', messageRequest: { case: 'fileContainingSymbol', value: 'zitadel.org.v2beta.OrganizationService.CreateOrganization' } };
+      yield {
+        host: 'localhost',
+        messageRequest: { case: 'fileContainingSymbol', value: 'zitadel.org.v2beta.OrganizationService.CreateOrganization' },
+      };
     }
     const answers: any[] = [];
     for await (const res of reflection.serverReflectionInfo(requests())) answers.push(res);
     const services = answers[0].messageResponse.value.service.map((s: any) => s.name);
-    expect(services).toEqual(expect.arrayContaining(['zitadel.user.v2beta.UserService', 'zitadel.org.v2beta.OrganizationService', 'zitadel.user.v2.UserService']));
+    expect(services).toEqual(
+      expect.arrayContaining(['zitadel.user.v2beta.UserService', 'zitadel.org.v2beta.OrganizationService', 'zitadel.user.v2.UserService']),
+    );
     expect(answers[1].messageResponse.case).toBe('fileDescriptorResponse');
     expect(answers[2].messageResponse.case).toBe('fileDescriptorResponse');
 

@@ -38,8 +38,7 @@ const rolePermissions: Record<InstanceRole | OrgRole, readonly Permission[]> = {
 };
 
 export const isOrgRole = (name: string): name is OrgRole => (orgRoles as readonly string[]).includes(name);
-export const isInstanceRole = (name: string): name is InstanceRole =>
-  (instanceRoles as readonly string[]).includes(name);
+export const isInstanceRole = (name: string): name is InstanceRole => (instanceRoles as readonly string[]).includes(name);
 
 /** The union of the roles' permissions; unknown role names grant nothing. */
 export function permissionsOf(roles: readonly string[]): Set<Permission> {
@@ -74,7 +73,10 @@ export function requirePermission(grants: Grants, permission: Permission, messag
  * instance (orgRoles empty) or one organization.
  */
 export function covers(caller: Grants, target: Grants): boolean {
-  const held = new Set([...permissionsOf(caller.instanceRoles.filter(isInstanceRole)), ...permissionsOf(caller.orgRoles.filter(isOrgRole))]);
+  const held = new Set([
+    ...permissionsOf(caller.instanceRoles.filter(isInstanceRole)),
+    ...permissionsOf(caller.orgRoles.filter(isOrgRole)),
+  ]);
   const needed = [...permissionsOf(target.instanceRoles.filter(isInstanceRole)), ...permissionsOf(target.orgRoles.filter(isOrgRole))];
   return needed.every((p) => held.has(p));
 }

@@ -1,6 +1,15 @@
 // Bearer JWT verification (JWKS in production, the local key in quick start) and the
 // quick-start signer. DESIGN.md section 6.
-import { createRemoteJWKSet, errors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult } from 'jose';
+import {
+  createRemoteJWKSet,
+  errors,
+  jwtVerify,
+  SignJWT,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  type JWTVerifyOptions,
+  type JWTVerifyResult,
+} from 'jose';
 import type { Config } from '../config.ts';
 import { unauthenticated, unavailable } from '../errors.ts';
 import { LOCAL_KEY_ALG, loadOrCreateLocalKey, type LocalKey } from './local-key.ts';

@@ -63,7 +63,11 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
    * sent behind it: a stalled Redis may still run it after its caller was answered UNAVAILABLE
    * (a put or clear would then void the code the user was sent before, a check consume it).
    */
-  async function undoable<T>(userId: string, channel: CodeChannel, change: (token: string) => Promise<T>): Promise<{ value: T; undo: () => Promise<void> }> {
+  async function undoable<T>(
+    userId: string,
+    channel: CodeChannel,
+    change: (token: string) => Promise<T>,
+  ): Promise<{ value: T; undo: () => Promise<void> }> {
     const token = randomBytes(12).toString('hex');
     const undo = () => store.restore(userId, channel, token).then(() => {});
     try {
@@ -77,7 +81,9 @@ export function createCodeService(options: CodeServiceOptions): CodeService {
   const issueUndoable: CodeService['issueUndoable'] = async (userId, channel, address) => {
     let code = '';
     for (let i = 0; i < length; i++) code += ALPHABET[randomInt(ALPHABET.length)];
-    const { undo } = await undoable(userId, channel, (token) => store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds, token));
+    const { undo } = await undoable(userId, channel, (token) =>
+      store.put(userId, channel, { hash: hash(userId, channel, code), address }, ttlSeconds, token),
+    );
     return { code, undo };
   };
 

@@ -25,11 +25,7 @@ export interface Replaced {
   token: string;
 }
 
-export type CheckResult =
-  | { status: 'ok'; address: string }
-  | { status: 'wrong'; attemptsLeft: number }
-  | { status: 'missing' } // none pending, expired, or voided by too many attempts
-  ;
+export type CheckResult = { status: 'ok'; address: string } | { status: 'wrong'; attemptsLeft: number } | { status: 'missing' }; // none pending, expired, or voided by too many attempts
 
 /**
  * Undoing a put or a clear (a mutation issues its code before appending its

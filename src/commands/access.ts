@@ -143,7 +143,10 @@ export async function requireMayChange(ctx: CommandContext, caller: Caller, targ
   ]);
   const callerInstance = instance ? rolesOf(instance.state, caller.id) : [];
   const scopes: [Grants, Grants][] = [
-    [{ instanceRoles: callerInstance, orgRoles: [] }, { instanceRoles: instance ? rolesOf(instance.state, target.id) : [], orgRoles: [] }],
+    [
+      { instanceRoles: callerInstance, orgRoles: [] },
+      { instanceRoles: instance ? rolesOf(instance.state, target.id) : [], orgRoles: [] },
+    ],
     ...[...orgs.values()].map((org): [Grants, Grants] => [
       { instanceRoles: callerInstance, orgRoles: rolesOf(org.state, caller.id) },
       { instanceRoles: [], orgRoles: rolesOf(org.state, target.id) },

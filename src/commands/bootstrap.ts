@@ -23,8 +23,12 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
     const defaultOrgId = newId();
     try {
       await store.append({
-        aggregateType: 'instance', aggregateId: INSTANCE_ID, sequence: 1, ...instanceEvent.setUp(adminUserId, defaultOrgId),
-        creator: 'system', resourceOwner: INSTANCE_ID,
+        aggregateType: 'instance',
+        aggregateId: INSTANCE_ID,
+        sequence: 1,
+        ...instanceEvent.setUp(adminUserId, defaultOrgId),
+        creator: 'system',
+        resourceOwner: INSTANCE_ID,
       });
       created = true;
     } catch (err) {
@@ -43,13 +47,32 @@ export async function bootstrap(ctx: CommandContext): Promise<BootstrapResult> {
   if (!(await store.load('user', adminUserId))) {
     const admin: Omit<User, 'state'> = {
       username: 'admin',
-      profile: { firstName: 'Instance', lastName: 'Administrator', nickName: null, displayName: 'Administrator', preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
+      profile: {
+        firstName: 'Instance',
+        lastName: 'Administrator',
+        nickName: null,
+        displayName: 'Administrator',
+        preferredLanguage: 'en',
+        gender: 'GENDER_UNSPECIFIED',
+      },
       email: { email: `admin@${config.instanceDomain}`, isVerified: true },
-      phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
+      phone: null,
+      passwordHash: null,
+      passwordChangeRequired: false,
+      metadata: [],
+      idpLinks: [],
+      u2fTokens: [],
     };
     await store
       .append(
-        { aggregateType: 'user', aggregateId: adminUserId, sequence: 1, ...userEvent.added(admin), creator: 'system', resourceOwner: defaultOrgId },
+        {
+          aggregateType: 'user',
+          aggregateId: adminUserId,
+          sequence: 1,
+          ...userEvent.added(admin),
+          creator: 'system',
+          resourceOwner: defaultOrgId,
+        },
         { claims: ['username:admin'] },
       )
       .catch(ignoreRace);

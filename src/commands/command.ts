@@ -8,7 +8,10 @@ import type { CommandContext } from './context.ts';
 
 export type Command<R> = (ctx: CommandContext, input: unknown) => Promise<R>;
 
-export function command<S extends z.ZodType, R>(rules: (config: Config) => S, run: (ctx: CommandContext, input: z.output<S>) => Promise<R>): Command<R> {
+export function command<S extends z.ZodType, R>(
+  rules: (config: Config) => S,
+  run: (ctx: CommandContext, input: z.output<S>) => Promise<R>,
+): Command<R> {
   const built = new WeakMap<Config, S>();
   return async (ctx, input) => {
     const { config } = ctx.deps;

@@ -242,7 +242,12 @@ export function remember(ctx: CommandContext, type: AggregateType, id: string, s
 }
 
 /** The aggregate caught up from its events after `known` (after a ConcurrencyError). */
-export async function refresh<S>(ctx: CommandContext, type: AggregateType, id: string, known: Snapshot<S> | null): Promise<Snapshot<S> | null> {
+export async function refresh<S>(
+  ctx: CommandContext,
+  type: AggregateType,
+  id: string,
+  known: Snapshot<S> | null,
+): Promise<Snapshot<S> | null> {
   const snapshot = await ctx.deps.store.catchUp<S>(type, id, known);
   remember(ctx, type, id, snapshot);
   return snapshot;

@@ -49,7 +49,8 @@ function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
   if (page.first != null && page.last != null) violations.push({ field: 'last', description: 'first and last cannot be given together' });
   for (const field of ['first', 'last'] as const) {
     const n = page[field];
-    if (n != null && (!Number.isInteger(n) || n < 0 || n > MAX_PAGE)) violations.push({ field, description: `must be between 0 and ${MAX_PAGE}` });
+    if (n != null && (!Number.isInteger(n) || n < 0 || n > MAX_PAGE))
+      violations.push({ field, description: `must be between 0 and ${MAX_PAGE}` });
   }
   const cursors = { after: null as number | null, before: null as number | null };
   for (const field of ['after', 'before'] as const) {
@@ -114,7 +115,10 @@ async function windowPage(
       ? [oldest, Math.min(newest, oldest + page.last - 1)]
       : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
   const events = from <= to ? await ctx.deps.store.eventRange(kind, id, from, to) : [];
-  await chargeReads(ctx, events.reduce((sum, e) => sum + weightOf(e.payload), 0));
+  await chargeReads(
+    ctx,
+    events.reduce((sum, e) => sum + weightOf(e.payload), 0),
+  );
   const edges = events.reverse().map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
   return {
     totalCount: total,

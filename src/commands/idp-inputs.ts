@@ -9,11 +9,7 @@ export const MAX_SCOPES = 50;
 /** Code-point limit of every IDP text field (SPEC.md Limits: issuer, clientId, clientSecret; the name like other names). */
 export const IDP_TEXT_MAX = 200;
 
-const mapping = z.enum([
-  'OIDC_MAPPING_FIELD_UNSPECIFIED',
-  'OIDC_MAPPING_FIELD_PREFERRED_USERNAME',
-  'OIDC_MAPPING_FIELD_EMAIL',
-]);
+const mapping = z.enum(['OIDC_MAPPING_FIELD_UNSPECIFIED', 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME', 'OIDC_MAPPING_FIELD_EMAIL']);
 
 /**
  * One OAuth scope token: non-empty, ≤ 200 code points, and without white space,

@@ -1,13 +1,7 @@
 // Use cases of the identity provider aggregate: add an OIDC IDP, replace its OIDC
 // configuration (deprecated operation 2 of SPEC.md), read one.
 import { alreadyExists, failedPrecondition, notFound, permissionDenied } from '../errors.ts';
-import {
-  idpEvent,
-  idpNameClaim,
-  sameOIDCConfig,
-  type IdentityProvider,
-  type OIDCConfig,
-} from '../model/idps.ts';
+import { idpEvent, idpNameClaim, sameOIDCConfig, type IdentityProvider, type OIDCConfig } from '../model/idps.ts';
 import type { Org } from '../model/orgs.ts';
 import { seal } from '../model/secret-box.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -43,44 +37,56 @@ export interface AddIdpResult {
   details: Details;
 }
 
-export const addOIDCIdentityProvider = command((c) => idpInputRules(c).addOIDCIdentityProvider, async (ctx, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> => {
-  const { org } = await idpWriter(ctx);
-  const idpId = ctx.deps.newId();
-  const name = input.name.trim();
-  const config = toConfig(input);
-  // Sealed once, bound to this IDP's id; the clear secret goes no further.
-  const clientSecret = seal(ctx.deps.idpSecretKey, idpId, input.clientSecret);
-  const { snapshot } = await write(ctx, 'idp', idpId, (current) => {
-    if (current) throw alreadyExists(`Identity provider ${idpId}`);
-    return { ...idpEvent.oidcAdded(name, config, clientSecret), resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
-  }, { isNew: true });
-  return { idpId, details: detailsOf(snapshot, true) };
-});
+export const addOIDCIdentityProvider = command(
+  (c) => idpInputRules(c).addOIDCIdentityProvider,
+  async (ctx, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> => {
+    const { org } = await idpWriter(ctx);
+    const idpId = ctx.deps.newId();
+    const name = input.name.trim();
+    const config = toConfig(input);
+    // Sealed once, bound to this IDP's id; the clear secret goes no further.
+    const clientSecret = seal(ctx.deps.idpSecretKey, idpId, input.clientSecret);
+    const { snapshot } = await write(
+      ctx,
+      'idp',
+      idpId,
+      (current) => {
+        if (current) throw alreadyExists(`Identity provider ${idpId}`);
+        return { ...idpEvent.oidcAdded(name, config, clientSecret), resourceOwner: org.id, claims: [idpNameClaim(org.id, name)] };
+      },
+      { isNew: true },
+    );
+    return { idpId, details: detailsOf(snapshot, true) };
+  },
+);
 
 /**
  * Replaces the OIDC configuration as a whole (SPEC.md operation 2, DESIGN.md
  * section 8). An empty or absent clientSecret keeps the stored one; a given one
  * is always a change. Nothing changed: FAILED_PRECONDITION, no event.
  */
-export const updateOIDCIdentityProvider = command((c) => idpInputRules(c).updateOIDCIdentityProvider, async (ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> => {
-  const { org } = await idpWriter(ctx, input.idpId);
-  const idpId = input.idpId;
-  const inOrg = (idp: Snapshot<IdentityProvider> | null): idp is Snapshot<IdentityProvider> => !!idp && idp.resourceOwner === org.id;
+export const updateOIDCIdentityProvider = command(
+  (c) => idpInputRules(c).updateOIDCIdentityProvider,
+  async (ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> => {
+    const { org } = await idpWriter(ctx, input.idpId);
+    const idpId = input.idpId;
+    const inOrg = (idp: Snapshot<IdentityProvider> | null): idp is Snapshot<IdentityProvider> => !!idp && idp.resourceOwner === org.id;
 
-  const existing = await load<IdentityProvider>(ctx, 'idp', idpId);
-  if (!inOrg(existing)) throw notFound('Identity provider');
-  const config = toConfig(input);
-  const newSecret = input.clientSecret ? seal(ctx.deps.idpSecretKey, idpId, input.clientSecret) : null;
-  const unchanged = (idp: IdentityProvider) => newSecret === null && sameOIDCConfig(idp, config);
-  if (unchanged(existing.state)) throw failedPrecondition('The identity provider configuration has not changed');
+    const existing = await load<IdentityProvider>(ctx, 'idp', idpId);
+    if (!inOrg(existing)) throw notFound('Identity provider');
+    const config = toConfig(input);
+    const newSecret = input.clientSecret ? seal(ctx.deps.idpSecretKey, idpId, input.clientSecret) : null;
+    const unchanged = (idp: IdentityProvider) => newSecret === null && sameOIDCConfig(idp, config);
+    if (unchanged(existing.state)) throw failedPrecondition('The identity provider configuration has not changed');
 
-  const { snapshot } = await write(ctx, 'idp', idpId, (current) => {
-    if (!inOrg(current)) throw notFound('Identity provider');
-    if (unchanged(current.state)) throw failedPrecondition('The identity provider configuration has not changed');
-    return { ...idpEvent.oidcChanged(config, newSecret), resourceOwner: current.resourceOwner };
-  });
-  return detailsOf(snapshot, true);
-});
+    const { snapshot } = await write(ctx, 'idp', idpId, (current) => {
+      if (!inOrg(current)) throw notFound('Identity provider');
+      if (unchanged(current.state)) throw failedPrecondition('The identity provider configuration has not changed');
+      return { ...idpEvent.oidcChanged(config, newSecret), resourceOwner: current.resourceOwner };
+    });
+    return detailsOf(snapshot, true);
+  },
+);
 
 /**
  * An IDP of the acting organization, for callers holding org.idp.write there

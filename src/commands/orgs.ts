@@ -19,42 +19,54 @@ export function orgInputRules(_config?: Config) {
     addOrganization: z.object({ name: text(200, { required: true, name: true }) }),
     addOrgMember: z.object({
       userId: text(200, { required: true }),
-      roles: z.array(z.string().refine(isOrgRole, { message: 'is not an organization role' })).min(1, { message: 'give at least one role' }),
+      roles: z
+        .array(z.string().refine(isOrgRole, { message: 'is not an organization role' }))
+        .min(1, { message: 'give at least one role' }),
     }),
   };
 }
 
 /** The organization's domain: its name as a DNS label under the instance domain. */
 export function orgDomain(name: string, instanceDomain: string): string {
-  const label = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63) || 'org';
+  const label =
+    name
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63) || 'org';
   return `${label}.${instanceDomain}`;
 }
 
 export async function createOrg(ctx: CommandContext, orgId: string, name: string, options: WriteOptions = {}) {
   const domain = orgDomain(name, ctx.deps.config.instanceDomain);
-  return write(ctx, 'org', orgId, (current) => {
-    if (current) throw failedPrecondition(`Organization ${orgId} exists`);
-    return {
-      ...orgEvent.added(name.trim(), domain),
-      resourceOwner: orgId,
-      claims: [`orgDomain:${domain}`, `orgName:${name.trim().toLowerCase()}`],
-    };
-  }, options);
+  return write(
+    ctx,
+    'org',
+    orgId,
+    (current) => {
+      if (current) throw failedPrecondition(`Organization ${orgId} exists`);
+      return {
+        ...orgEvent.added(name.trim(), domain),
+        resourceOwner: orgId,
+        claims: [`orgDomain:${domain}`, `orgName:${name.trim().toLowerCase()}`],
+      };
+    },
+    options,
+  );
 }
 
-export const addOrganization = command((c) => orgInputRules(c).addOrganization, async (ctx, input: OrgInputs['addOrganization']) => {
-  const caller = await authenticate(ctx, { instance: [INSTANCE_ID] });
-  await requireInstance(ctx, caller, 'org.create');
-  const orgId = ctx.deps.newId();
-  const { snapshot } = await createOrg(ctx, orgId, input.name, { isNew: true });
-  return { orgId, details: detailsOf(snapshot, true) };
-});
+export const addOrganization = command(
+  (c) => orgInputRules(c).addOrganization,
+  async (ctx, input: OrgInputs['addOrganization']) => {
+    const caller = await authenticate(ctx, { instance: [INSTANCE_ID] });
+    await requireInstance(ctx, caller, 'org.create');
+    const orgId = ctx.deps.newId();
+    const { snapshot } = await createOrg(ctx, orgId, input.name, { isNew: true });
+    return { orgId, details: detailsOf(snapshot, true) };
+  },
+);
 
 /**
  * Notes on the user, before the grant, that it holds roles in the organization:
@@ -68,26 +80,29 @@ async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId
   });
 }
 
-export const addOrgMember = command((c) => orgInputRules(c).addOrgMember, async (ctx, input: OrgInputs['addOrgMember']): Promise<Details> => {
-  const caller = await authenticate(ctx, { ...permissionReads(ctx), user: [input.userId] });
-  const org = await actingOrg(ctx, caller);
-  await requireIn(ctx, caller, org, 'org.member.write');
-  const user = await load<User>(ctx, 'user', input.userId);
-  // Another organization's user only from an instance administrator: roles held here shut
-  // that user's own administrators out of changing it (requireMayChange), which one
-  // organization must not do to another. NOT_FOUND, as for an unknown id.
-  if (!user || (user.resourceOwner !== org.id && !(await canInstance(ctx, caller, 'org.member.write')))) throw notFound('User');
-  const roles = [...new Set(input.roles)].sort();
-  if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
-  const held = rolesOf(org.state, input.userId);
-  if (roles.every((r) => held.includes(r))) throw failedPrecondition('The user already holds these roles');
-  await recordMembership(ctx, user, org.id);
-  const { snapshot } = await write(ctx, 'org', org.id, (current) => {
-    if (!current) throw notFound('Organization');
-    const held = rolesOf(current.state, input.userId);
-    const merged = [...new Set([...held, ...roles])].sort();
-    if (merged.length === held.length) throw failedPrecondition('The user already holds these roles');
-    return { ...orgEvent.memberAdded(input.userId, merged), resourceOwner: org.id };
-  });
-  return detailsOf(snapshot, true);
-});
+export const addOrgMember = command(
+  (c) => orgInputRules(c).addOrgMember,
+  async (ctx, input: OrgInputs['addOrgMember']): Promise<Details> => {
+    const caller = await authenticate(ctx, { ...permissionReads(ctx), user: [input.userId] });
+    const org = await actingOrg(ctx, caller);
+    await requireIn(ctx, caller, org, 'org.member.write');
+    const user = await load<User>(ctx, 'user', input.userId);
+    // Another organization's user only from an instance administrator: roles held here shut
+    // that user's own administrators out of changing it (requireMayChange), which one
+    // organization must not do to another. NOT_FOUND, as for an unknown id.
+    if (!user || (user.resourceOwner !== org.id && !(await canInstance(ctx, caller, 'org.member.write')))) throw notFound('User');
+    const roles = [...new Set(input.roles)].sort();
+    if (roles.length === 0) throw invalidArgument([{ field: 'input.roles', description: 'give at least one role' }]);
+    const held = rolesOf(org.state, input.userId);
+    if (roles.every((r) => held.includes(r))) throw failedPrecondition('The user already holds these roles');
+    await recordMembership(ctx, user, org.id);
+    const { snapshot } = await write(ctx, 'org', org.id, (current) => {
+      if (!current) throw notFound('Organization');
+      const held = rolesOf(current.state, input.userId);
+      const merged = [...new Set([...held, ...roles])].sort();
+      if (merged.length === held.length) throw failedPrecondition('The user already holds these roles');
+      return { ...orgEvent.memberAdded(input.userId, merged), resourceOwner: org.id };
+    });
+    return detailsOf(snapshot, true);
+  },
+);

@@ -11,24 +11,33 @@ import { projectInputRules, type AddProjectInput, type AddSAMLAppInput } from '.
 import { write } from './runner.ts';
 import { command } from './command.ts';
 
-export const addProject = command((c) => projectInputRules(c).addProject, async (ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> => {
-  const caller = await authenticate(ctx, permissionReads(ctx));
-  const org = await actingOrg(ctx, caller);
-  await requireIn(ctx, caller, org, 'project.write');
-  const name = input.name.trim();
-  const projectId = ctx.deps.newId();
-  const { snapshot } = await write(ctx, 'project', projectId, (current) => {
-    if (current) throw alreadyExists(`Project ${projectId}`);
-    return {
-      ...projectEvent.added(name),
-      resourceOwner: org.id,
-      claims: [projectClaims.name(org.id, name)],
-    };
-  }, { isNew: true }).catch((err) => {
-    throw err?.code === 'ALREADY_EXISTS' ? alreadyExists(`A project named "${name}" in this organization`) : err;
-  });
-  return { projectId, details: detailsOf(snapshot, true) };
-});
+export const addProject = command(
+  (c) => projectInputRules(c).addProject,
+  async (ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> => {
+    const caller = await authenticate(ctx, permissionReads(ctx));
+    const org = await actingOrg(ctx, caller);
+    await requireIn(ctx, caller, org, 'project.write');
+    const name = input.name.trim();
+    const projectId = ctx.deps.newId();
+    const { snapshot } = await write(
+      ctx,
+      'project',
+      projectId,
+      (current) => {
+        if (current) throw alreadyExists(`Project ${projectId}`);
+        return {
+          ...projectEvent.added(name),
+          resourceOwner: org.id,
+          claims: [projectClaims.name(org.id, name)],
+        };
+      },
+      { isNew: true },
+    ).catch((err) => {
+      throw err?.code === 'ALREADY_EXISTS' ? alreadyExists(`A project named "${name}" in this organization`) : err;
+    });
+    return { projectId, details: detailsOf(snapshot, true) };
+  },
+);
 
 /** A project of the acting organization; one elsewhere is NOT_FOUND here. */
 async function projectInOrg(ctx: CommandContext, org: Snapshot<Org>, projectId: string): Promise<Snapshot<Project>> {
@@ -57,40 +66,43 @@ export interface AddSAMLAppResult {
   details: Details;
 }
 
-export const addSAMLApp = command((c) => projectInputRules(c).addSAMLApp, async (ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> => {
-  const { deps } = ctx;
-  const caller = await authenticate(ctx, { ...permissionReads(ctx), project: [input.projectId] });
-  const org = await actingOrg(ctx, caller);
-  await requireIn(ctx, caller, org, 'project.app.write');
-  const project = await projectInOrg(ctx, org, input.projectId);
-  const name = input.name.trim();
-  const nameTaken = (p: Project) => p.apps.some((a) => sameAppName(a.name, name));
-  // Before any fetch: a taken name costs no outbound request.
-  if (nameTaken(project.state)) throw alreadyExists(`An application named "${name}" in this project`);
+export const addSAMLApp = command(
+  (c) => projectInputRules(c).addSAMLApp,
+  async (ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> => {
+    const { deps } = ctx;
+    const caller = await authenticate(ctx, { ...permissionReads(ctx), project: [input.projectId] });
+    const org = await actingOrg(ctx, caller);
+    await requireIn(ctx, caller, org, 'project.app.write');
+    const project = await projectInOrg(ctx, org, input.projectId);
+    const name = input.name.trim();
+    const nameTaken = (p: Project) => p.apps.some((a) => sameAppName(a.name, name));
+    // Before any fetch: a taken name costs no outbound request.
+    if (nameTaken(project.state)) throw alreadyExists(`An application named "${name}" in this project`);
 
-  const { bytes, field, url } = await metadataBytes(ctx, input);
-  const parsed = await parseSamlMetadataOffLoop(bytes, { maxBytes: deps.config.samlMetadata.maxBytes });
-  if (!parsed.ok) throw invalid(field, `the SAML metadata ${parsed.reason}`);
-  const { entityId } = parsed;
-  const entityTaken = alreadyExists(`A SAML application with the entityID ${entityId}`);
-  // A friendlier early answer; the claim at append is what actually decides.
-  const holder = await deps.store.lookup(projectClaims.entityId(entityId));
-  if (holder && (await holdsEntityId(ctx, holder.aggregateId, entityId))) throw entityTaken;
+    const { bytes, field, url } = await metadataBytes(ctx, input);
+    const parsed = await parseSamlMetadataOffLoop(bytes, { maxBytes: deps.config.samlMetadata.maxBytes });
+    if (!parsed.ok) throw invalid(field, `the SAML metadata ${parsed.reason}`);
+    const { entityId } = parsed;
+    const entityTaken = alreadyExists(`A SAML application with the entityID ${entityId}`);
+    // A friendlier early answer; the claim at append is what actually decides.
+    const holder = await deps.store.lookup(projectClaims.entityId(entityId));
+    if (holder && (await holdsEntityId(ctx, holder.aggregateId, entityId))) throw entityTaken;
 
-  const appId = deps.newId();
-  const { snapshot } = await write(ctx, 'project', project.id, (current) => {
-    if (!current || current.resourceOwner !== org.id) throw notFound('Project');
-    if (nameTaken(current.state)) throw alreadyExists(`An application named "${name}" in this project`);
-    return {
-      ...projectEvent.samlAppAdded({ appId, name, entityId, metadataUrl: url, metadataXml: bytes.toString('base64') }),
-      resourceOwner: current.resourceOwner,
-      claims: [projectClaims.entityId(entityId)],
-    };
-  }).catch((err) => {
-    throw err?.code === 'ALREADY_EXISTS' && /^samlEntityId\b/.test(err.message) ? entityTaken : err;
-  });
-  return { appId, details: detailsOf(snapshot, true) };
-});
+    const appId = deps.newId();
+    const { snapshot } = await write(ctx, 'project', project.id, (current) => {
+      if (!current || current.resourceOwner !== org.id) throw notFound('Project');
+      if (nameTaken(current.state)) throw alreadyExists(`An application named "${name}" in this project`);
+      return {
+        ...projectEvent.samlAppAdded({ appId, name, entityId, metadataUrl: url, metadataXml: bytes.toString('base64') }),
+        resourceOwner: current.resourceOwner,
+        claims: [projectClaims.entityId(entityId)],
+      };
+    }).catch((err) => {
+      throw err?.code === 'ALREADY_EXISTS' && /^samlEntityId\b/.test(err.message) ? entityTaken : err;
+    });
+    return { appId, details: detailsOf(snapshot, true) };
+  },
+);
 
 async function holdsEntityId(ctx: CommandContext, projectId: string, entityId: string): Promise<boolean> {
   const project = await load<Project>(ctx, 'project', projectId);

@@ -26,7 +26,8 @@ export interface CallerFacts {
 export function orgHeaderOf(headers: HeaderSource): string | null {
   const service = headers.get('x-service-orgid');
   const zitadel = headers.get('x-zitadel-orgid');
-  if (service && zitadel && service !== zitadel) throw invalid('x-zitadel-orgid', 'names another organization than x-service-orgid: send one of them');
+  if (service && zitadel && service !== zitadel)
+    throw invalid('x-zitadel-orgid', 'names another organization than x-service-orgid: send one of them');
   return service || zitadel || null;
 }
 

@@ -58,7 +58,13 @@ async function takeSend(ctx: CommandContext, userId: string, channel: 'email' | 
   if (!decision.allowed) throw resourceExhausted(decision.retryAfterMs);
 }
 
-async function issueAndSend(ctx: CommandContext, user: Snapshot<User>, channel: 'email' | 'phone', address: string, job: Omit<DeliveryJob, 'code'>) {
+async function issueAndSend(
+  ctx: CommandContext,
+  user: Snapshot<User>,
+  channel: 'email' | 'phone',
+  address: string,
+  job: Omit<DeliveryJob, 'code'>,
+) {
   await takeSend(ctx, user.id, channel);
   const code = await ctx.deps.codes.issue(user.id, channel, address); // voids the earlier code
   try {
@@ -68,28 +74,39 @@ async function issueAndSend(ctx: CommandContext, user: Snapshot<User>, channel: 
   }
 }
 
-export const resendEmailCode = command((c) => resendInputRules(c).resendEmailCode, async (ctx, input: ResendEmailCodeInput): Promise<Details> => {
-  const caller = await authenticate(ctx, userReads(ctx, input.userId));
-  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
-  const { email, isVerified } = user.state.email;
-  if (isVerified) throw failedPrecondition('The email is already verified');
-  await issueAndSend(ctx, user, 'email', email, {
-    kind: 'verify-email-on-change',
-    userId: user.id,
-    orgId: user.resourceOwner,
-    to: email,
-    urlTemplate: input.urlTemplate ?? undefined,
-  });
-  return detailsOf(user, false);
-});
+export const resendEmailCode = command(
+  (c) => resendInputRules(c).resendEmailCode,
+  async (ctx, input: ResendEmailCodeInput): Promise<Details> => {
+    const caller = await authenticate(ctx, userReads(ctx, input.userId));
+    const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+    const { email, isVerified } = user.state.email;
+    if (isVerified) throw failedPrecondition('The email is already verified');
+    await issueAndSend(ctx, user, 'email', email, {
+      kind: 'verify-email-on-change',
+      userId: user.id,
+      orgId: user.resourceOwner,
+      to: email,
+      urlTemplate: input.urlTemplate ?? undefined,
+    });
+    return detailsOf(user, false);
+  },
+);
 
-export const resendPhoneCode = command((c) => resendInputRules(c).resendPhoneCode, async (ctx, input: ResendPhoneCodeInput): Promise<Details> => {
-  const caller = await authenticate(ctx, userReads(ctx, input.userId));
-  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
-  const phone = user.state.phone;
-  if (!phone) throw failedPrecondition('The user has no phone');
-  if (phone.isVerified) throw failedPrecondition('The phone is already verified');
-  if (!ctx.deps.notifier.canDeliver('sms')) throw failedPrecondition('No SMS provider is configured');
-  await issueAndSend(ctx, user, 'phone', phone.phone, { kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone.phone });
-  return detailsOf(user, false);
-});
+export const resendPhoneCode = command(
+  (c) => resendInputRules(c).resendPhoneCode,
+  async (ctx, input: ResendPhoneCodeInput): Promise<Details> => {
+    const caller = await authenticate(ctx, userReads(ctx, input.userId));
+    const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+    const phone = user.state.phone;
+    if (!phone) throw failedPrecondition('The user has no phone');
+    if (phone.isVerified) throw failedPrecondition('The phone is already verified');
+    if (!ctx.deps.notifier.canDeliver('sms')) throw failedPrecondition('No SMS provider is configured');
+    await issueAndSend(ctx, user, 'phone', phone.phone, {
+      kind: 'verify-phone',
+      userId: user.id,
+      orgId: user.resourceOwner,
+      to: phone.phone,
+    });
+    return detailsOf(user, false);
+  },
+);

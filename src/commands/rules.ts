@@ -39,10 +39,13 @@ export function base64Bytes(max: number) {
   return z
     .string()
     .refine(isStandardBase64, { message: 'must be standard base64', abort: true })
-    .refine((s) => {
-      const bytes = base64ByteLength(s);
-      return bytes >= 1 && bytes <= max;
-    }, { message: `must decode to 1 to ${max} bytes` });
+    .refine(
+      (s) => {
+        const bytes = base64ByteLength(s);
+        return bytes >= 1 && bytes <= max;
+      },
+      { message: `must decode to 1 to ${max} bytes` },
+    );
 }
 
 export const gender = z.enum(['GENDER_UNSPECIFIED', 'GENDER_FEMALE', 'GENDER_MALE', 'GENDER_DIVERSE']);

@@ -2,11 +2,7 @@
 // registerU2F creates a pending token with its challenge, verifyU2FRegistration
 // checks the authenticator's answer and marks the token ready.
 import { createHash } from 'node:crypto';
-import type {
-  PublicKeyCredentialCreationOptionsJSON,
-  RegistrationResponseJSON,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { PublicKeyCredentialCreationOptionsJSON, RegistrationResponseJSON, verifyRegistrationResponse } from '@simplewebauthn/server';
 import { alreadyExists, failedPrecondition, invalid, notFound } from '../errors.ts';
 import { MAX_READY_U2F, userEvent, type U2FToken, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -52,46 +48,58 @@ const MAX_PUBLIC_KEY_BYTES = 4096;
 const readyTokens = (user: User) => user.u2fTokens.filter((t) => t.state === 'U2F_STATE_READY' && t.credentialId);
 
 function roomForAnotherToken(user: User): void {
-  if (readyTokens(user).length >= MAX_READY_U2F) throw failedPrecondition(`The user already has ${MAX_READY_U2F} U2F tokens, the most a user may have`);
+  if (readyTokens(user).length >= MAX_READY_U2F)
+    throw failedPrecondition(`The user already has ${MAX_READY_U2F} U2F tokens, the most a user may have`);
 }
 
-export const registerU2F = command((c) => u2fInputRules(c).registerU2F, async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
-  const { config, newId } = ctx.deps;
-  const caller = await authenticate(ctx, userReads(ctx, input.userId));
-  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
-  roomForAnotherToken(user.state);
+export const registerU2F = command(
+  (c) => u2fInputRules(c).registerU2F,
+  async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
+    const { config, newId } = ctx.deps;
+    const caller = await authenticate(ctx, userReads(ctx, input.userId));
+    const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
+    roomForAnotherToken(user.state);
 
-  const rpId = input.domain?.trim() ? normalizeDomain(input.domain) : config.webauthn.rpId.toLowerCase();
-  const origins = originsFor(config, rpId);
-  if (origins.length === 0) throw failedPrecondition(`No configured WebAuthn origin may use the relying-party id ${rpId}`);
+    const rpId = input.domain?.trim() ? normalizeDomain(input.domain) : config.webauthn.rpId.toLowerCase();
+    const origins = originsFor(config, rpId);
+    if (origins.length === 0) throw failedPrecondition(`No configured WebAuthn origin may use the relying-party id ${rpId}`);
 
-  const u2fId = newId();
-  const ttlMs = config.webauthn.challengeTtlSeconds * 1000;
-  const { profile, username } = user.state;
-  const options = await (await webauthn()).generateRegistrationOptions({
-    rpName: config.webauthn.rpName,
-    rpID: rpId,
-    userID: webauthnUserId(user.id),
-    userName: username,
-    userDisplayName: profile.displayName ?? `${profile.firstName} ${profile.lastName}`.trim(),
-    timeout: ttlMs,
-    // No attestation trust store (MDS) is consulted, so asking for 'direct' would only add a
-    // browser privacy prompt; a client that still sends 'packed' or another format is verified.
-    attestationType: 'none',
-    excludeCredentials: readyTokens(user.state).map((t) => ({ id: t.credentialId!, transports: t.transports })),
-    // A second factor: no resident key and no user verification needed (the password is the first factor).
-    authenticatorSelection: { residentKey: 'discouraged', requireResidentKey: false, userVerification: 'discouraged' },
-  });
+    const u2fId = newId();
+    const ttlMs = config.webauthn.challengeTtlSeconds * 1000;
+    const { profile, username } = user.state;
+    const options = await (
+      await webauthn()
+    ).generateRegistrationOptions({
+      rpName: config.webauthn.rpName,
+      rpID: rpId,
+      userID: webauthnUserId(user.id),
+      userName: username,
+      userDisplayName: profile.displayName ?? `${profile.firstName} ${profile.lastName}`.trim(),
+      timeout: ttlMs,
+      // No attestation trust store (MDS) is consulted, so asking for 'direct' would only add a
+      // browser privacy prompt; a client that still sends 'packed' or another format is verified.
+      attestationType: 'none',
+      excludeCredentials: readyTokens(user.state).map((t) => ({ id: t.credentialId!, transports: t.transports })),
+      // A second factor: no resident key and no user verification needed (the password is the first factor).
+      authenticatorSelection: { residentKey: 'discouraged', requireResidentKey: false, userVerification: 'discouraged' },
+    });
 
-  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    return {
-      ...userEvent.u2fAdded({ id: u2fId, challenge: options.challenge, rpId, origins, expiresAt: new Date(Date.now() + ttlMs).toISOString() }),
-      resourceOwner: current.resourceOwner,
-    };
-  });
-  return { u2fId, publicKeyCredentialCreationOptions: options, details: detailsOf(snapshot, false) };
-});
+    const { snapshot } = await write(ctx, 'user', user.id, (current) => {
+      if (!current) throw notFound('User');
+      return {
+        ...userEvent.u2fAdded({
+          id: u2fId,
+          challenge: options.challenge,
+          rpId,
+          origins,
+          expiresAt: new Date(Date.now() + ttlMs).toISOString(),
+        }),
+        resourceOwner: current.resourceOwner,
+      };
+    });
+    return { u2fId, publicKeyCredentialCreationOptions: options, details: detailsOf(snapshot, false) };
+  },
+);
 
 /** The pending token named by u2fId, with the checks that need no cryptography. */
 function pendingToken(user: Snapshot<User>, u2fId: string, now = Date.now()): U2FToken {
@@ -118,58 +126,63 @@ function describeFailure(err: unknown): string {
   return 'could not be parsed or verified as a WebAuthn registration response';
 }
 
-export const verifyU2FRegistration = command((c) => u2fInputRules(c).verifyU2FRegistration, async (ctx, input: VerifyU2FRegistrationInput): Promise<Details> => {
-  const { config } = ctx.deps;
-  const caller = await authenticate(ctx, userReads(ctx, input.userId));
-  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
-  const token = pendingToken(user, input.u2fId);
-  roomForAnotherToken(user.state);
+export const verifyU2FRegistration = command(
+  (c) => u2fInputRules(c).verifyU2FRegistration,
+  async (ctx, input: VerifyU2FRegistrationInput): Promise<Details> => {
+    const { config } = ctx.deps;
+    const caller = await authenticate(ctx, userReads(ctx, input.userId));
+    const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
+    const token = pendingToken(user, input.u2fId);
+    roomForAnotherToken(user.state);
 
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
-  try {
-    result = await (await webauthn()).verifyRegistrationResponse({
-      response: input.publicKeyCredential as unknown as RegistrationResponseJSON,
-      expectedChallenge: token.challenge!,
-      expectedOrigin: originsFor(config, token.rpId!),
-      expectedRPID: token.rpId!,
-      expectedType: 'webauthn.create',
-      requireUserPresence: true,
-      requireUserVerification: false,
+    let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    try {
+      result = await (
+        await webauthn()
+      ).verifyRegistrationResponse({
+        response: input.publicKeyCredential as unknown as RegistrationResponseJSON,
+        expectedChallenge: token.challenge!,
+        expectedOrigin: originsFor(config, token.rpId!),
+        expectedRPID: token.rpId!,
+        expectedType: 'webauthn.create',
+        requireUserPresence: true,
+        requireUserVerification: false,
+      });
+    } catch (err) {
+      throw invalid(CREDENTIAL_FIELD, describeFailure(err));
+    }
+    if (!result.verified) throw invalid(CREDENTIAL_FIELD, 'has an attestation signature that does not verify');
+
+    const { credential } = result.registrationInfo;
+    const isoBase64URL = await base64url();
+    if (isoBase64URL.toBuffer(credential.id).length > MAX_CREDENTIAL_ID_BYTES) {
+      throw invalid(CREDENTIAL_FIELD, `has a credential id longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`);
+    }
+    if (credential.publicKey.length > MAX_PUBLIC_KEY_BYTES) {
+      throw invalid(CREDENTIAL_FIELD, `has a public key longer than ${MAX_PUBLIC_KEY_BYTES} bytes`);
+    }
+    const transports = knownTransports(credential.transports);
+    const tokenName = input.tokenName.trim();
+    const { snapshot } = await write(ctx, 'user', user.id, (current) => {
+      if (!current) throw notFound('User');
+      const fresh = pendingToken(current, input.u2fId);
+      if (fresh.challenge !== token.challenge) throw failedPrecondition('The U2F registration changed, try again');
+      roomForAnotherToken(current.state);
+      if (readyTokens(current.state).some((t) => t.credentialId === credential.id)) throw alreadyExists('U2F credential');
+      return {
+        ...userEvent.u2fVerified({
+          id: input.u2fId,
+          name: tokenName,
+          credentialId: credential.id,
+          publicKey: isoBase64URL.fromBuffer(credential.publicKey),
+          counter: credential.counter,
+          transports,
+        }),
+        resourceOwner: current.resourceOwner,
+        // One credential belongs to one user in the whole instance (WebAuthn §7.1 step 22).
+        claims: [`u2fCredential:${credential.id}`],
+      };
     });
-  } catch (err) {
-    throw invalid(CREDENTIAL_FIELD, describeFailure(err));
-  }
-  if (!result.verified) throw invalid(CREDENTIAL_FIELD, 'has an attestation signature that does not verify');
-
-  const { credential } = result.registrationInfo;
-  const isoBase64URL = await base64url();
-  if (isoBase64URL.toBuffer(credential.id).length > MAX_CREDENTIAL_ID_BYTES) {
-    throw invalid(CREDENTIAL_FIELD, `has a credential id longer than ${MAX_CREDENTIAL_ID_BYTES} bytes`);
-  }
-  if (credential.publicKey.length > MAX_PUBLIC_KEY_BYTES) {
-    throw invalid(CREDENTIAL_FIELD, `has a public key longer than ${MAX_PUBLIC_KEY_BYTES} bytes`);
-  }
-  const transports = knownTransports(credential.transports);
-  const tokenName = input.tokenName.trim();
-  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    const fresh = pendingToken(current, input.u2fId);
-    if (fresh.challenge !== token.challenge) throw failedPrecondition('The U2F registration changed, try again');
-    roomForAnotherToken(current.state);
-    if (readyTokens(current.state).some((t) => t.credentialId === credential.id)) throw alreadyExists('U2F credential');
-    return {
-      ...userEvent.u2fVerified({
-        id: input.u2fId,
-        name: tokenName,
-        credentialId: credential.id,
-        publicKey: isoBase64URL.fromBuffer(credential.publicKey),
-        counter: credential.counter,
-        transports,
-      }),
-      resourceOwner: current.resourceOwner,
-      // One credential belongs to one user in the whole instance (WebAuthn §7.1 step 22).
-      claims: [`u2fCredential:${credential.id}`],
-    };
-  });
-  return detailsOf(snapshot, false);
-});
+    return detailsOf(snapshot, false);
+  },
+);

@@ -93,7 +93,8 @@ export function userInputRules(config: Config) {
         organisation: z
           .object({ orgId: id.nullish(), orgDomain: optionalText(200, { required: true }) })
           .superRefine((o, ctx) => {
-            if (countGiven(o.orgId, o.orgDomain) > 1) ctx.addIssue({ code: 'custom', path: ['orgDomain'], message: 'give either orgId or orgDomain, not both' });
+            if (countGiven(o.orgId, o.orgDomain) > 1)
+              ctx.addIssue({ code: 'custom', path: ['orgDomain'], message: 'give either orgId or orgDomain, not both' });
           })
           .nullish(),
         profile,

@@ -18,7 +18,12 @@ export const MAX_FILTER_VALUES = 1000;
 // No control characters: a filter value is matched literally, and MongoDB refuses a NUL in a regex.
 const value = text(200, { name: true });
 const textMatch = z.object({ op: z.enum(['EXACT', 'PREFIX', 'SUFFIX', 'CONTAINS']).nullish(), value });
-const pageSize = z.number().int().min(0, { message: 'must not be negative' }).max(MAX_PAGE, { message: `must be at most ${MAX_PAGE}` }).nullish();
+const pageSize = z
+  .number()
+  .int()
+  .min(0, { message: 'must not be negative' })
+  .max(MAX_PAGE, { message: `must be at most ${MAX_PAGE}` })
+  .nullish();
 const cursor = z.string().max(1000, { message: 'is not a cursor of this query' }).nullish();
 
 /** The filter and each condition nested in it (the store's UserConditions, src/store/read-models.ts). */
@@ -130,7 +135,10 @@ export interface Scope {
 }
 
 export function scopeHash({ filter, sort, descending }: Scope): string {
-  return createHash('sha256').update(JSON.stringify([filter, sort, descending])).digest('base64url').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([filter, sort, descending]))
+    .digest('base64url')
+    .slice(0, 16);
 }
 
 export const encodeCursor = (key: UserKey, scope: string): string =>

@@ -8,7 +8,15 @@ import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } 
 import { settleReads, takeReads, type CommandContext } from './context.ts';
 import { snapshotWeight } from '../store/weight.ts';
 import { ReadLimitError } from '../errors.ts';
-import { DEFAULT_PAGE, decodeCursor, encodeCursor, parseUserSearch, scopeHash, type UserConditionsInput, type UserSearchInput } from './user-search-inputs.ts';
+import {
+  DEFAULT_PAGE,
+  decodeCursor,
+  encodeCursor,
+  parseUserSearch,
+  scopeHash,
+  type UserConditionsInput,
+  type UserSearchInput,
+} from './user-search-inputs.ts';
 
 export interface UserPage {
   edges: { node: Snapshot<User>; cursor: string }[];
@@ -53,7 +61,8 @@ function toFilter(f: UserSearchInput['filter'], orgId: string | undefined): User
 
 /** The sort's value of a user (the folded username, or a time) and its id: a cursor's key. */
 function keyOf(sort: UserSortField, user: Snapshot<User>): UserKey {
-  const value = sort === 'USERNAME' ? fold(user.state.username) : sort === 'CREATION_DATE' ? user.creationDate.getTime() : user.changeDate.getTime();
+  const value =
+    sort === 'USERNAME' ? fold(user.state.username) : sort === 'CREATION_DATE' ? user.creationDate.getTime() : user.changeDate.getTime();
   return { value, id: user.id };
 }
 
@@ -107,7 +116,11 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
       }
     }
   } finally {
-    settleReads(ctx, taken, rows.reduce((sum, user) => sum + snapshotWeight(user), 0));
+    settleReads(
+      ctx,
+      taken,
+      rows.reduce((sum, user) => sum + snapshotWeight(user), 0),
+    );
   }
   const more = cut || rows.length > size;
   const page = rows.slice(0, size);

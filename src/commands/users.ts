@@ -4,7 +4,17 @@ import { normalizePhone } from '../model/phone.ts';
 import { humanUserClaims, sameProfile, userEvent, type Profile, type User } from '../model/users.ts';
 import { INSTANCE_ID, type Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
-import { actingOrg, authenticate, permissionReads, requireIn, requireMayChange, userForSelfOrPermission, userInOrg, userReads, type Caller } from './access.ts';
+import {
+  actingOrg,
+  authenticate,
+  permissionReads,
+  requireIn,
+  requireMayChange,
+  userForSelfOrPermission,
+  userInOrg,
+  userReads,
+  type Caller,
+} from './access.ts';
 import { detailsOf, load, orgHint, prefetch, type CommandContext, type Details } from './context.ts';
 import { write } from './runner.ts';
 import type {
@@ -43,10 +53,13 @@ async function changeProfile(ctx: CommandContext, user: Snapshot<User>, input: P
   return detailsOf(snapshot, true);
 }
 
-export const updateMyProfile = command((c) => userInputRules(c).updateMyProfile, async (ctx, input: UpdateMyProfileInput): Promise<Details> => {
-  const caller = await authenticate(ctx);
-  return changeProfile(ctx, caller.user, input);
-});
+export const updateMyProfile = command(
+  (c) => userInputRules(c).updateMyProfile,
+  async (ctx, input: UpdateMyProfileInput): Promise<Details> => {
+    const caller = await authenticate(ctx);
+    return changeProfile(ctx, caller.user, input);
+  },
+);
 
 /** The x-service-orgid operations: caller, acting organization, permission, target user there. */
 async function orgScopedUser(ctx: CommandContext, userId: string) {
@@ -62,10 +75,13 @@ async function orgScopedUser(ctx: CommandContext, userId: string) {
   return { caller, org, user };
 }
 
-export const updateHumanProfile = command((c) => userInputRules(c).updateHumanProfile, async (ctx, input: UpdateProfileInput): Promise<Details> => {
-  const { user } = await orgScopedUser(ctx, input.userId);
-  return changeProfile(ctx, user, input);
-});
+export const updateHumanProfile = command(
+  (c) => userInputRules(c).updateHumanProfile,
+  async (ctx, input: UpdateProfileInput): Promise<Details> => {
+    const { user } = await orgScopedUser(ctx, input.userId);
+    return changeProfile(ctx, user, input);
+  },
+);
 
 /** Where a code goes: returned, sent, or none because the address is verified. */
 type CodeChoice = 'return' | 'send' | 'none';
@@ -89,161 +105,188 @@ export interface AddHumanUserResult {
   phoneCode: string | null;
 }
 
-export const addHumanUser = command((c) => userInputRules(c).addHumanUser, async (ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> => {
-  const { deps } = ctx;
-  const givenId = input.userId?.trim() || null;
-  const idpIds = (input.idpLinks ?? []).map((l) => l.idpId);
-  // One round trip: the caller, the instance, the organization (unless named by
-  // domain), the identity providers linked and a given user id.
-  const namedByDomain = !input.organisation?.orgId && !!input.organisation?.orgDomain;
-  const caller = await authenticate(ctx, {
-    ...(namedByDomain ? { instance: [INSTANCE_ID] } : permissionReads(ctx, input.organisation?.orgId)),
-    idp: idpIds,
-    user: [givenId],
-  });
-  const org = await resolveCreateOrg(ctx, caller, input.organisation);
-  await requireIn(ctx, caller, org, 'user.write');
-
-  // An organization's identity provider serves its own users only (as in ZITADEL): one of
-  // another organization is NOT_FOUND, like an unknown one, so its id is not confirmed either.
-  for (const idpId of idpIds) {
-    const idp = await load(ctx, 'idp', idpId);
-    if (!idp || (idp.resourceOwner !== org.id && idp.resourceOwner !== INSTANCE_ID)) throw notFound(`Identity provider ${idpId}`);
-  }
-  const userId = givenId ?? deps.newId();
-  if (givenId && (await load(ctx, 'user', givenId))) throw alreadyExists(`User ${userId}`);
-
-  const email = input.email.email.trim();
-  const username = input.username?.trim() || email;
-  const phoneNumber = input.phone?.phone?.trim()
-    ? normalizePhone(input.phone.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: false })
-    : null;
-  const emailChoice = codeChoice(input.email);
-  const phoneChoice = input.phone ? codeChoice(input.phone) : 'none';
-  const sendSms = phoneNumber !== null && phoneChoice === 'send' && deps.notifier.canDeliver('sms');
-
-  const passwordHash = input.password
-    ? await deps.hasher.hash(input.password.password)
-    : (input.hashedPassword?.hash ?? null);
-  const changeRequired = input.password?.changeRequired ?? input.hashedPassword?.changeRequired ?? false;
-
-  // Codes are stored before the user exists so that a Redis outage fails the whole
-  // mutation; a failed append takes them back (a given userId may be racing with another
-  // creation, whose code must stay: src/codes/port.ts).
-  const emailIssued = emailChoice === 'none' ? null : await deps.codes.issueUndoable(userId, 'email', email);
-  const phoneIssued =
-    phoneNumber && (phoneChoice === 'return' || sendSms)
-      ? await undoIfThrows([emailIssued?.undo], () => deps.codes.issueUndoable(userId, 'phone', phoneNumber))
-      : null;
-  const emailCode = emailIssued?.code ?? null;
-  const phoneCode = phoneIssued?.code ?? null;
-
-  const user: Omit<User, 'state'> = {
-    username,
-    profile: toProfile(input.profile),
-    email: { email, isVerified: emailChoice === 'none' },
-    phone: phoneNumber ? { phone: phoneNumber, isVerified: phoneChoice === 'none' && !!input.phone?.isVerified } : null,
-    passwordHash,
-    passwordChangeRequired: passwordHash ? changeRequired : false,
-    metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: m.value })),
-    idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
-    u2fTokens: [],
-  };
-  const claims = humanUserClaims(user);
-  const { snapshot } = await undoIfThrows([emailIssued?.undo, phoneIssued?.undo], () =>
-    write(ctx, 'user', userId, (current) => {
-      if (current) throw alreadyExists(`User ${userId}`);
-      return { ...userEvent.added(user), resourceOwner: org.id, claims };
-    }, { isNew: !givenId }));
-
-  if (emailCode && emailChoice === 'send') {
-    await deps.notifier.enqueue({
-      kind: 'verify-email-on-create', userId, orgId: org.id, to: email, code: emailCode,
-      urlTemplate: input.email.sendCode?.urlTemplate ?? undefined,
+export const addHumanUser = command(
+  (c) => userInputRules(c).addHumanUser,
+  async (ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> => {
+    const { deps } = ctx;
+    const givenId = input.userId?.trim() || null;
+    const idpIds = (input.idpLinks ?? []).map((l) => l.idpId);
+    // One round trip: the caller, the instance, the organization (unless named by
+    // domain), the identity providers linked and a given user id.
+    const namedByDomain = !input.organisation?.orgId && !!input.organisation?.orgDomain;
+    const caller = await authenticate(ctx, {
+      ...(namedByDomain ? { instance: [INSTANCE_ID] } : permissionReads(ctx, input.organisation?.orgId)),
+      idp: idpIds,
+      user: [givenId],
     });
-  }
-  if (phoneCode && sendSms) {
-    await deps.notifier.enqueue({ kind: 'verify-phone', userId, orgId: org.id, to: phoneNumber!, code: phoneCode });
-  }
-  return {
-    userId,
-    details: detailsOf(snapshot, false),
-    emailCode: emailChoice === 'return' ? emailCode : null,
-    phoneCode: phoneChoice === 'return' ? phoneCode : null,
-  };
-});
-
-export const setEmail = command((c) => userInputRules(c).setEmail, async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
-  const { deps } = ctx;
-  const self = input.userId === ctx.callerId;
-  const choice = codeChoice(input);
-  // The user itself may neither mark the address verified nor take the code that verifies it:
-  // both would skip proving that it owns the mailbox. That needs user.write in its organization.
-  const unproven = self && choice !== 'send';
-  const ownOrg = { org: [orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
-  const caller = await authenticate(ctx, unproven ? ownOrg : userReads(ctx, input.userId));
-  const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
-  if (unproven) {
-    const org = await load<Org>(ctx, 'org', user.resourceOwner);
-    if (!org) throw permissionDenied();
+    const org = await resolveCreateOrg(ctx, caller, input.organisation);
     await requireIn(ctx, caller, org, 'user.write');
-  }
-  const email = input.email.trim();
-  if (user.state.email.email === email) throw failedPrecondition('The email has not changed');
-  // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
-  const issued = choice === 'none' ? null : await deps.codes.issueUndoable(user.id, 'email', email);
-  const code = issued?.code ?? null;
-  const undo = issued ? issued.undo : await deps.codes.clear(user.id, 'email');
 
-  const { snapshot } = await undoIfThrows([undo], () =>
-    write(ctx, 'user', user.id, (current) => {
+    // An organization's identity provider serves its own users only (as in ZITADEL): one of
+    // another organization is NOT_FOUND, like an unknown one, so its id is not confirmed either.
+    for (const idpId of idpIds) {
+      const idp = await load(ctx, 'idp', idpId);
+      if (!idp || (idp.resourceOwner !== org.id && idp.resourceOwner !== INSTANCE_ID)) throw notFound(`Identity provider ${idpId}`);
+    }
+    const userId = givenId ?? deps.newId();
+    if (givenId && (await load(ctx, 'user', givenId))) throw alreadyExists(`User ${userId}`);
+
+    const email = input.email.email.trim();
+    const username = input.username?.trim() || email;
+    const phoneNumber = input.phone?.phone?.trim()
+      ? normalizePhone(input.phone.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: false })
+      : null;
+    const emailChoice = codeChoice(input.email);
+    const phoneChoice = input.phone ? codeChoice(input.phone) : 'none';
+    const sendSms = phoneNumber !== null && phoneChoice === 'send' && deps.notifier.canDeliver('sms');
+
+    const passwordHash = input.password ? await deps.hasher.hash(input.password.password) : (input.hashedPassword?.hash ?? null);
+    const changeRequired = input.password?.changeRequired ?? input.hashedPassword?.changeRequired ?? false;
+
+    // Codes are stored before the user exists so that a Redis outage fails the whole
+    // mutation; a failed append takes them back (a given userId may be racing with another
+    // creation, whose code must stay: src/codes/port.ts).
+    const emailIssued = emailChoice === 'none' ? null : await deps.codes.issueUndoable(userId, 'email', email);
+    const phoneIssued =
+      phoneNumber && (phoneChoice === 'return' || sendSms)
+        ? await undoIfThrows([emailIssued?.undo], () => deps.codes.issueUndoable(userId, 'phone', phoneNumber))
+        : null;
+    const emailCode = emailIssued?.code ?? null;
+    const phoneCode = phoneIssued?.code ?? null;
+
+    const user: Omit<User, 'state'> = {
+      username,
+      profile: toProfile(input.profile),
+      email: { email, isVerified: emailChoice === 'none' },
+      phone: phoneNumber ? { phone: phoneNumber, isVerified: phoneChoice === 'none' && !!input.phone?.isVerified } : null,
+      passwordHash,
+      passwordChangeRequired: passwordHash ? changeRequired : false,
+      metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: m.value })),
+      idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
+      u2fTokens: [],
+    };
+    const claims = humanUserClaims(user);
+    const { snapshot } = await undoIfThrows([emailIssued?.undo, phoneIssued?.undo], () =>
+      write(
+        ctx,
+        'user',
+        userId,
+        (current) => {
+          if (current) throw alreadyExists(`User ${userId}`);
+          return { ...userEvent.added(user), resourceOwner: org.id, claims };
+        },
+        { isNew: !givenId },
+      ),
+    );
+
+    if (emailCode && emailChoice === 'send') {
+      await deps.notifier.enqueue({
+        kind: 'verify-email-on-create',
+        userId,
+        orgId: org.id,
+        to: email,
+        code: emailCode,
+        urlTemplate: input.email.sendCode?.urlTemplate ?? undefined,
+      });
+    }
+    if (phoneCode && sendSms) {
+      await deps.notifier.enqueue({ kind: 'verify-phone', userId, orgId: org.id, to: phoneNumber!, code: phoneCode });
+    }
+    return {
+      userId,
+      details: detailsOf(snapshot, false),
+      emailCode: emailChoice === 'return' ? emailCode : null,
+      phoneCode: phoneChoice === 'return' ? phoneCode : null,
+    };
+  },
+);
+
+export const setEmail = command(
+  (c) => userInputRules(c).setEmail,
+  async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
+    const { deps } = ctx;
+    const self = input.userId === ctx.callerId;
+    const choice = codeChoice(input);
+    // The user itself may neither mark the address verified nor take the code that verifies it:
+    // both would skip proving that it owns the mailbox. That needs user.write in its organization.
+    const unproven = self && choice !== 'send';
+    const ownOrg = { org: [orgHint(ctx, ctx.callerId)], instance: [INSTANCE_ID] };
+    const caller = await authenticate(ctx, unproven ? ownOrg : userReads(ctx, input.userId));
+    const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
+    if (unproven) {
+      const org = await load<Org>(ctx, 'org', user.resourceOwner);
+      if (!org) throw permissionDenied();
+      await requireIn(ctx, caller, org, 'user.write');
+    }
+    const email = input.email.trim();
+    if (user.state.email.email === email) throw failedPrecondition('The email has not changed');
+    // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
+    const issued = choice === 'none' ? null : await deps.codes.issueUndoable(user.id, 'email', email);
+    const code = issued?.code ?? null;
+    const undo = issued ? issued.undo : await deps.codes.clear(user.id, 'email');
+
+    const { snapshot } = await undoIfThrows([undo], () =>
+      write(ctx, 'user', user.id, (current) => {
+        if (!current) throw notFound('User');
+        if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
+        return { ...userEvent.emailChanged(email, choice === 'none'), resourceOwner: current.resourceOwner };
+      }),
+    );
+    if (code && choice === 'send') {
+      await deps.notifier.enqueue({
+        kind: 'verify-email-on-change',
+        userId: user.id,
+        orgId: user.resourceOwner,
+        to: email,
+        code,
+        urlTemplate: input.sendCode?.urlTemplate ?? undefined,
+      });
+    }
+    return { details: detailsOf(snapshot, false), verificationCode: choice === 'return' ? code : null };
+  },
+);
+
+export const updateHumanPhone = command(
+  (c) => userInputRules(c).updateHumanPhone,
+  async (ctx, input: UpdateHumanPhoneInput): Promise<Details> => {
+    const { deps } = ctx;
+    const { user } = await orgScopedUser(ctx, input.userId);
+    const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: true });
+    if (!phone) throw invalid('input.phone', 'must be a global number starting with +');
+    const isVerified = !!input.isPhoneVerified;
+    const unchanged = (u: User) => u.phone?.phone === phone && u.phone.isVerified === isVerified;
+    if (unchanged(user.state)) throw failedPrecondition('The phone has not changed');
+
+    const sendSms = !isVerified && deps.notifier.canDeliver('sms');
+    // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
+    const issued = sendSms ? await deps.codes.issueUndoable(user.id, 'phone', phone) : null;
+    const code = issued?.code ?? null;
+    const cleared = isVerified ? await deps.codes.clear(user.id, 'phone') : null;
+
+    const { snapshot } = await undoIfThrows([issued?.undo, cleared], () =>
+      write(ctx, 'user', user.id, (current) => {
+        if (!current) throw notFound('User');
+        if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
+        return { ...userEvent.phoneChanged(phone, isVerified), resourceOwner: current.resourceOwner };
+      }),
+    );
+    if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
+    return detailsOf(snapshot, true);
+  },
+);
+
+export const setHumanPassword = command(
+  (c) => userInputRules(c).setHumanPassword,
+  async (ctx, input: SetHumanPasswordInput): Promise<Details> => {
+    const { user } = await orgScopedUser(ctx, input.userId);
+    const hash = await ctx.deps.hasher.hash(input.password);
+    const { snapshot } = await write(ctx, 'user', user.id, (current) => {
       if (!current) throw notFound('User');
-      if (current.state.email.email === email) throw failedPrecondition('The email has not changed');
-      return { ...userEvent.emailChanged(email, choice === 'none'), resourceOwner: current.resourceOwner };
-    }));
-  if (code && choice === 'send') {
-    await deps.notifier.enqueue({
-      kind: 'verify-email-on-change', userId: user.id, orgId: user.resourceOwner, to: email, code,
-      urlTemplate: input.sendCode?.urlTemplate ?? undefined,
+      return { ...userEvent.passwordChanged(hash, !input.noChangeRequired), resourceOwner: current.resourceOwner };
     });
-  }
-  return { details: detailsOf(snapshot, false), verificationCode: choice === 'return' ? code : null };
-});
-
-export const updateHumanPhone = command((c) => userInputRules(c).updateHumanPhone, async (ctx, input: UpdateHumanPhoneInput): Promise<Details> => {
-  const { deps } = ctx;
-  const { user } = await orgScopedUser(ctx, input.userId);
-  const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: true });
-  if (!phone) throw invalid('input.phone', 'must be a global number starting with +');
-  const isVerified = !!input.isPhoneVerified;
-  const unchanged = (u: User) => u.phone?.phone === phone && u.phone.isVerified === isVerified;
-  if (unchanged(user.state)) throw failedPrecondition('The phone has not changed');
-
-  const sendSms = !isVerified && deps.notifier.canDeliver('sms');
-  // Before the append, so that a Redis outage fails the mutation; taken back if the append fails.
-  const issued = sendSms ? await deps.codes.issueUndoable(user.id, 'phone', phone) : null;
-  const code = issued?.code ?? null;
-  const cleared = isVerified ? await deps.codes.clear(user.id, 'phone') : null;
-
-  const { snapshot } = await undoIfThrows([issued?.undo, cleared], () =>
-    write(ctx, 'user', user.id, (current) => {
-      if (!current) throw notFound('User');
-      if (unchanged(current.state)) throw failedPrecondition('The phone has not changed');
-      return { ...userEvent.phoneChanged(phone, isVerified), resourceOwner: current.resourceOwner };
-    }));
-  if (code) await deps.notifier.enqueue({ kind: 'verify-phone', userId: user.id, orgId: user.resourceOwner, to: phone, code });
-  return detailsOf(snapshot, true);
-});
-
-export const setHumanPassword = command((c) => userInputRules(c).setHumanPassword, async (ctx, input: SetHumanPasswordInput): Promise<Details> => {
-  const { user } = await orgScopedUser(ctx, input.userId);
-  const hash = await ctx.deps.hasher.hash(input.password);
-  const { snapshot } = await write(ctx, 'user', user.id, (current) => {
-    if (!current) throw notFound('User');
-    return { ...userEvent.passwordChanged(hash, !input.noChangeRequired), resourceOwner: current.resourceOwner };
-  });
-  return detailsOf(snapshot, true);
-});
+    return detailsOf(snapshot, true);
+  },
+);
 
 async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channel: 'email' | 'phone'): Promise<Details> {
   const caller = await authenticate(ctx, userReads(ctx, input.userId));
@@ -262,9 +305,16 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
       const now = channel === 'email' ? current.state.email.email : current.state.phone?.phone;
       if (now !== address) throw failedPrecondition(`The ${channel} changed after the code was checked`);
       return { ...(channel === 'email' ? userEvent.emailVerified() : userEvent.phoneVerified()), resourceOwner: current.resourceOwner };
-    }));
+    }),
+  );
   return detailsOf(snapshot, false);
 }
 
-export const verifyEmail = command((c) => userInputRules(c).verifyCode, (ctx, input) => verifyChannel(ctx, input, 'email'));
-export const verifyPhone = command((c) => userInputRules(c).verifyCode, (ctx, input) => verifyChannel(ctx, input, 'phone'));
+export const verifyEmail = command(
+  (c) => userInputRules(c).verifyCode,
+  (ctx, input) => verifyChannel(ctx, input, 'email'),
+);
+export const verifyPhone = command(
+  (c) => userInputRules(c).verifyCode,
+  (ctx, input) => verifyChannel(ctx, input, 'phone'),
+);

@@ -42,7 +42,8 @@ export function maxRequestBodyBytes(config: Config): number {
 }
 
 /** The answer to a body over the cap of a caller with a valid token: RESOURCE_EXHAUSTED, HTTP 413 (DESIGN.md section 8). */
-export const bodyTooLarge = (maxBytes: number) => new AppError('RESOURCE_EXHAUSTED', `Request body too large: at most ${maxBytes} bytes`, [], 413);
+export const bodyTooLarge = (maxBytes: number) =>
+  new AppError('RESOURCE_EXHAUSTED', `Request body too large: at most ${maxBytes} bytes`, [], 413);
 
 /** Largest body accepted without a valid token: any query without big inputs (GraphiQL's introspection query is about 3 KB). */
 export const UNAUTHENTICATED_BODY_BYTES = 64 * 1024;
@@ -75,7 +76,15 @@ export function useBodyMeter(): Plugin {
             },
           }),
         );
-        return requestParser(new fetchAPI.Request(req.url, { method: req.method, headers: req.headers, signal: req.signal, body, duplex: 'half' } as RequestInit));
+        return requestParser(
+          new fetchAPI.Request(req.url, {
+            method: req.method,
+            headers: req.headers,
+            signal: req.signal,
+            body,
+            duplex: 'half',
+          } as RequestInit),
+        );
       });
     },
   };

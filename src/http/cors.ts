@@ -7,7 +7,15 @@ import type { YogaServerOptions } from 'graphql-yoga';
 
 type CorsOption = NonNullable<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors']>;
 
-export const ALLOWED_REQUEST_HEADERS = ['authorization', 'content-type', 'x-service-orgid', 'x-zitadel-orgid', 'idempotency-key', 'x-request-id', 'x-graphql-yoga-csrf'];
+export const ALLOWED_REQUEST_HEADERS = [
+  'authorization',
+  'content-type',
+  'x-service-orgid',
+  'x-zitadel-orgid',
+  'idempotency-key',
+  'x-request-id',
+  'x-graphql-yoga-csrf',
+];
 export const EXPOSED_RESPONSE_HEADERS = ['x-request-id', 'retry-after', 'idempotency-replayed'];
 
 export function originAllowed(origin: string, allowed: readonly string[]): boolean {

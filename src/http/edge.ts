@@ -50,12 +50,29 @@ export interface EdgeOptions {
   /** GET /metrics per client address: seconds to wait when over the limit, else null. */
   metricsLimit?: (ip: string) => number | null;
   /** Writes a refusal in the shape of the path's API; default: GraphQL's. */
-  writeRefusal?: (req: IncomingMessage, res: ServerResponse, path: string, error: AppError, headers: Record<string, string>, state: RequestState) => void;
+  writeRefusal?: (
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    error: AppError,
+    headers: Record<string, string>,
+    state: RequestState,
+  ) => void;
 }
 
 /** A refusal as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with the code's HTTP status. */
-export function writeGraphQLRefusal(_req: IncomingMessage, res: ServerResponse, _path: string, error: AppError, headers: Record<string, string>): void {
-  const body = { errors: [{ message: error.message, extensions: { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details } }] };
+export function writeGraphQLRefusal(
+  _req: IncomingMessage,
+  res: ServerResponse,
+  _path: string,
+  error: AppError,
+  headers: Record<string, string>,
+): void {
+  const body = {
+    errors: [
+      { message: error.message, extensions: { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details } },
+    ],
+  };
   sendJson(res, error.httpStatus ?? errorCodes[error.code].status, body, headers);
 }
 
@@ -86,7 +103,22 @@ function declaredBodyBytes(req: IncomingMessage): number {
 }
 
 export function createEdge(options: EdgeOptions): Edge {
-  const { app, logger, metrics, trustProxy, readinessChecks, tokens, maxBodyBytes, budget, rateLimit, cors, protocolOf, serveMetrics, metricsLimit, writeRefusal = writeGraphQLRefusal } = options;
+  const {
+    app,
+    logger,
+    metrics,
+    trustProxy,
+    readinessChecks,
+    tokens,
+    maxBodyBytes,
+    budget,
+    rateLimit,
+    cors,
+    protocolOf,
+    serveMetrics,
+    metricsLimit,
+    writeRefusal = writeGraphQLRefusal,
+  } = options;
   const open = new Set<ServerResponse>();
   let draining = false;
   let server: Server | undefined;
@@ -102,7 +134,12 @@ export function createEdge(options: EdgeOptions): Edge {
     const wait = metricsLimit?.(clientIp(req, trustProxy)) ?? null;
     if (wait !== null) {
       metrics.metricsRefused();
-      return sendJson(res, 429, { error: `too many requests for /metrics from this address; retry after ${wait} s` }, { 'retry-after': String(wait) });
+      return sendJson(
+        res,
+        429,
+        { error: `too many requests for /metrics from this address; retry after ${wait} s` },
+        { 'retry-after': String(wait) },
+      );
     }
     return serveMetrics(res);
   }
@@ -113,7 +150,14 @@ export function createEdge(options: EdgeOptions): Edge {
     // Reservations last one request; a second is a fair guess at when one has ended.
     const headers = { 'retry-after': '1' };
     return full === 'client'
-      ? { error: new AppError('RESOURCE_EXHAUSTED', 'Too many request-body bytes in flight from this client address; retry after 1 s.', retryInfo), headers }
+      ? {
+          error: new AppError(
+            'RESOURCE_EXHAUSTED',
+            'Too many request-body bytes in flight from this client address; retry after 1 s.',
+            retryInfo,
+          ),
+          headers,
+        }
       : { error: new AppError('UNAVAILABLE', 'The gateway is receiving too many request bodies; retry after 1 s.', retryInfo), headers };
   };
 
@@ -121,7 +165,10 @@ export function createEdge(options: EdgeOptions): Edge {
    * For a body of unknown length: each chunk reserved in the budgets as it arrives, and the
    * body cut at the caller's cap (the small one without a valid token).
    */
-  function bodyMeter(state: RequestState, cap: number): { meter: (bytes: number) => AppError | null; release: () => void; readonly refused: boolean } {
+  function bodyMeter(
+    state: RequestState,
+    cap: number,
+  ): { meter: (bytes: number) => AppError | null; release: () => void; readonly refused: boolean } {
     const releases: (() => void)[] = [];
     let seen = 0;
     let refused: AppError | null = null;
@@ -152,7 +199,12 @@ export function createEdge(options: EdgeOptions): Edge {
    * The token, the rate limit, then the body's size against the caller's cap and the budgets,
    * all before the body is read: a release function, or null when refused (answered here).
    */
-  async function admit(req: IncomingMessage, res: ServerResponse, path: string, state: RequestState): Promise<{ release: () => void; meterRefused?: () => boolean } | null> {
+  async function admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    state: RequestState,
+  ): Promise<{ release: () => void; meterRefused?: () => boolean } | null> {
     await authenticate(state, req.headers.authorization ?? null, tokens);
     const declared = declaredBodyBytes(req);
     const refuse = ({ error, headers }: Refusal) => {
@@ -245,7 +297,12 @@ export function createEdge(options: EdgeOptions): Edge {
         },
         (err: unknown) => {
           logger.log('error', 'request admission failed', { requestId: state.requestId, error: String((err as Error)?.message ?? err) });
-          if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL', grpcCode: errorCodes.INTERNAL.grpcCode, details: [] } }] });
+          if (!res.headersSent)
+            sendJson(res, 500, {
+              errors: [
+                { message: 'Unexpected error.', extensions: { code: 'INTERNAL', grpcCode: errorCodes.INTERNAL.grpcCode, details: [] } },
+              ],
+            });
           else res.destroy();
         },
       );

@@ -31,7 +31,11 @@ const gzipAsync = promisify(gzip);
 const compressors: Record<Exclude<Encoding, 'identity'>, (raw: Buffer) => Promise<Buffer>> = {
   br: (raw) =>
     brotli(raw, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length },
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: 5,
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      },
     }),
   gzip: (raw) => gzipAsync(raw, { level: 6 }),
 };

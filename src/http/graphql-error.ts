@@ -3,4 +3,5 @@
 import { GraphQLError } from 'graphql';
 import { extensionsOf, type AppError } from '../errors.ts';
 
-export const graphqlError = (err: AppError): GraphQLError => new GraphQLError(err.message, { extensions: extensionsOf(err.code, err.details, err.httpStatus) });
+export const graphqlError = (err: AppError): GraphQLError =>
+  new GraphQLError(err.message, { extensions: extensionsOf(err.code, err.details, err.httpStatus) });

@@ -25,7 +25,19 @@ function within<T>(ms: number, work: Promise<T>): Promise<T> {
 
 export async function readiness(checks: readonly ReadinessCheck[], draining: boolean) {
   const results = await Promise.all(
-    checks.map(async (c) => [c.name, await within(PING_TIMEOUT_MS, Promise.resolve().then(() => c.ping())).then(() => 'ok', () => 'down')] as const),
+    checks.map(
+      async (c) =>
+        [
+          c.name,
+          await within(
+            PING_TIMEOUT_MS,
+            Promise.resolve().then(() => c.ping()),
+          ).then(
+            () => 'ok',
+            () => 'down',
+          ),
+        ] as const,
+    ),
   );
   const status: Record<string, string> = Object.fromEntries(results);
   if (draining) status.shutdown = 'in progress';
@@ -35,6 +47,11 @@ export async function readiness(checks: readonly ReadinessCheck[], draining: boo
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }

@@ -73,7 +73,11 @@ export function guardHttp2Sessions(server: Http2Server, options: Http2GuardOptio
   const tooManyResets = (peer: string | undefined) => {
     const address = addressKey(peer);
     connections.block(peer, resetBlockMs);
-    logger.log('warn', 'HTTP/2 resets over the limit: the address is refused for a while', { ip: address, limitPerMinute: resetsPerClientPerMinute, blockedMs: resetBlockMs });
+    logger.log('warn', 'HTTP/2 resets over the limit: the address is refused for a while', {
+      ip: address,
+      limitPerMinute: resetsPerClientPerMinute,
+      blockedMs: resetBlockMs,
+    });
     for (const [session, socket] of sessionsOf.get(address) ?? []) {
       goAway(session, socket, constants.NGHTTP2_ENHANCE_YOUR_CALM);
       onCut?.('resets');

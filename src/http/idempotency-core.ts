@@ -217,7 +217,10 @@ export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -264,7 +267,9 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
   // and a fingerprint under the server secret alone would let whoever has a Redis dump and that
   // secret test password guesses at HMAC speed instead of bcrypt's.
   const bodyMac = (scope: string, body: string) =>
-    createHmac('sha256', Buffer.from(hkdfSync('sha256', secret, 'idempotency-body', scope, 32))).update(body).digest('base64url');
+    createHmac('sha256', Buffer.from(hkdfSync('sha256', secret, 'idempotency-body', scope, 32)))
+      .update(body)
+      .digest('base64url');
   const aeadKey = (scope: string) => Buffer.from(hkdfSync('sha256', secret, 'idempotency-answer', scope, 32));
   /** The answer's JSON, sealed; null when it is over maxAnswerBytes (not kept). */
   const seal = (scope: string, answer: unknown): string | null => {
@@ -284,7 +289,11 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
 
   return {
     maxAnswerBytes,
-    async begin<A>(caller: string | null | undefined, header: string | null | undefined, request: () => string | null): Promise<IdempotencyClaim<A>> {
+    async begin<A>(
+      caller: string | null | undefined,
+      header: string | null | undefined,
+      request: () => string | null,
+    ): Promise<IdempotencyClaim<A>> {
       if (header === null || header === undefined || !caller) return { kind: 'ignore' };
       if (!KEY.test(header)) return { kind: 'invalid-key', error: invalid('Idempotency-Key', 'must be 1 to 255 visible ASCII characters') };
       const body = request();
@@ -334,7 +343,10 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
           }
           if (Date.now() > deadline) {
             count('in_progress');
-            return { kind: 'in-progress', error: failedPrecondition('A request with this Idempotency-Key is still in progress; retry later.') };
+            return {
+              kind: 'in-progress',
+              error: failedPrecondition('A request with this Idempotency-Key is still in progress; retry later.'),
+            };
           }
           await sleep(25);
         }

@@ -98,7 +98,10 @@ export function useIdempotency(idempotency: Idempotency): Plugin {
       if (!answer) return;
       setResultProcessor(
         (_result, fetchAPI) =>
-          new fetchAPI.Response(answer.body, { status: answer.status, headers: { 'content-type': answer.contentType, 'idempotency-replayed': 'true' } }),
+          new fetchAPI.Response(answer.body, {
+            status: answer.status,
+            headers: { 'content-type': answer.contentType, 'idempotency-replayed': 'true' },
+          }),
         answer.contentType,
       );
     },

@@ -21,7 +21,14 @@ import { applyCors, corsOptions, type CorsSpec } from './cors.ts';
 import { createEdge, writeGraphQLRefusal, type Edge } from './edge.ts';
 import type { AppError } from '../errors.ts';
 import { readiness, type ReadinessCheck } from './health.ts';
-import { createIdempotency, createMemoryIdempotencyStore, createRedisIdempotencyStore, useIdempotency, type Idempotency, type IdempotencyStore } from './idempotency.ts';
+import {
+  createIdempotency,
+  createMemoryIdempotencyStore,
+  createRedisIdempotencyStore,
+  useIdempotency,
+  type Idempotency,
+  type IdempotencyStore,
+} from './idempotency.ts';
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
 import { authenticate, createRateLimit } from './rate-limit.ts';
@@ -53,11 +60,16 @@ export interface WireRoute {
 function forHttp2(res: Http2ServerResponse): Http2ServerResponse {
   const setHeader = res.setHeader.bind(res);
   const writeHead = res.writeHead.bind(res) as (...args: any[]) => Http2ServerResponse;
-  res.setHeader = ((name: string, value: any) => (name.toLowerCase() === 'connection' ? res : setHeader(name, value))) as typeof res.setHeader;
+  res.setHeader = ((name: string, value: any) =>
+    name.toLowerCase() === 'connection' ? res : setHeader(name, value)) as typeof res.setHeader;
   res.writeHead = ((status: number, ...rest: any[]) => {
     const args = rest
       .filter((a) => typeof a !== 'string')
-      .map((a) => (a && typeof a === 'object' && !Array.isArray(a) ? Object.fromEntries(Object.entries(a).filter(([k]) => k.toLowerCase() !== 'connection')) : a));
+      .map((a) =>
+        a && typeof a === 'object' && !Array.isArray(a)
+          ? Object.fromEntries(Object.entries(a).filter(([k]) => k.toLowerCase() !== 'connection'))
+          : a,
+      );
     return writeHead(status, ...args);
   }) as typeof res.writeHead;
   return res;
@@ -76,7 +88,10 @@ export interface HttpLayer {
    * One port: HTTP/1.1 and h2c; the wire API's paths to `wire`, everything else to the edge (GraphQL, probes, metrics).
    * With METRICS_PORT, GET /metrics on a port of its own: its URL as metricsUrl.
    */
-  listen(app: (req: any, res: any, context: any) => unknown, wire?: WireRoute): Promise<{ server: Server; url: string; metricsUrl?: string }>;
+  listen(
+    app: (req: any, res: any, context: any) => unknown,
+    wire?: WireRoute,
+  ): Promise<{ server: Server; url: string; metricsUrl?: string }>;
   /** Drains the server (SHUTDOWN_TIMEOUT_MS) and closes the idempotency store; true when nothing was cut. */
   close(): Promise<boolean>;
   /** What GET /ready answers, as a boolean: every readiness check passes and no drain is under way. */
@@ -99,10 +114,19 @@ export interface HttpLayerOptions {
 export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLayer> {
   const { config, logger, metrics, stores, tokens } = options;
   const idempotencyStore: IdempotencyStore = config.redis
-    ? timed(await createRedisIdempotencyStore({ url: config.redis }), ['claim', 'complete', 'release'], metrics.redisObserver('idempotency'))
+    ? timed(
+        await createRedisIdempotencyStore({ url: config.redis }),
+        ['claim', 'complete', 'release'],
+        metrics.redisObserver('idempotency'),
+      )
     : createMemoryIdempotencyStore();
   // One core for GraphQL (the plugin below) and the wire API (`idempotency`, src/wire/idempotency.ts).
-  const idempotency = createIdempotency({ store: idempotencyStore, secret: stores.secretKey, ttlSeconds: config.http.idempotencyTtlSeconds, onOutcome: metrics.idempotency });
+  const idempotency = createIdempotency({
+    store: idempotencyStore,
+    secret: stores.secretKey,
+    ttlSeconds: config.http.idempotencyTtlSeconds,
+    onOutcome: metrics.idempotency,
+  });
 
   const readinessChecks: ReadinessCheck[] = [
     { name: config.mongodbUrl ? 'mongodb' : 'store', ping: () => stores.store.ping() },
@@ -166,15 +190,22 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
         wire && onWire(context.requestState) ? wire.handler(req, res, context.requestState) : app(req, res, context);
       const writeRefusal = (req: any, res: any, path: string, error: AppError, headers: Record<string, string>, state: RequestState) =>
         wire && onWire(state) ? wire.refuse(req, res, path, error, headers) : writeGraphQLRefusal(req, res, path, error, headers);
-      const cors = (req: any, res: any, _path: string, state: RequestState) => (wire && onWire(state) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false);
+      const cors = (req: any, res: any, _path: string, state: RequestState) =>
+        wire && onWire(state) ? applyCors(req, res, config.http.corsOrigins, wire.cors) : false;
       // The path is matched once per request, here; the others go by the protocol it gave.
       const protocolOf = (req: any, path: string) => (wire?.matches(path) ? wire.protocolOf(req, path) : 'graphql');
       const limits = config.http;
-      const output = createOutputGuard({ writeTimeoutMs: limits.writeTimeoutMs, maxUnsentBytes: limits.maxUnsentBytesPerConnection, onCut: metrics.cut });
+      const output = createOutputGuard({
+        writeTimeoutMs: limits.writeTimeoutMs,
+        maxUnsentBytes: limits.maxUnsentBytesPerConnection,
+        onCut: metrics.cut,
+      });
       const serveMetrics = metricsResponder(metrics);
       const metricsWindow = createAddressWindow({ windowMs: 60_000 });
       const metricsLimit = (ip: string) =>
-        limits.metricsPerIpPerMinute > 0 && metricsWindow.hit(ip) > limits.metricsPerIpPerMinute ? Math.max(1, Math.ceil(metricsWindow.msLeft() / 1000)) : null;
+        limits.metricsPerIpPerMinute > 0 && metricsWindow.hit(ip) > limits.metricsPerIpPerMinute
+          ? Math.max(1, Math.ceil(metricsWindow.msLeft() / 1000))
+          : null;
       const metricsElsewhere = config.metrics.port !== undefined;
       edge = createEdge({
         app: dispatch,
@@ -216,11 +247,14 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
         theEdge.handler(req, forHttp2(res) as any);
       };
       // node's defaults: 300 s for a request, checked every 30 s; headers within 60 s.
-      server = createServer({
-        requestTimeout: limits.requestTimeoutMs,
-        headersTimeout: Math.min(60_000, limits.requestTimeoutMs),
-        connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(limits.requestTimeoutMs / 4))),
-      }, http1Handler);
+      server = createServer(
+        {
+          requestTimeout: limits.requestTimeoutMs,
+          headersTimeout: Math.min(60_000, limits.requestTimeoutMs),
+          connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(limits.requestTimeoutMs / 4))),
+        },
+        http1Handler,
+      );
       // Expect: 100-continue goes to the edge too, which asks for the body only once it is admitted.
       server.on('checkContinue', http1Handler);
       // node's default allows 2^32-1 concurrent streams per session.
@@ -250,7 +284,13 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
       // enforces headersTimeout / requestTimeout and lets the drain close idle and open connections.
       server.emit('listening');
       const metricsPort = metricsElsewhere
-        ? await listenMetrics({ host: config.metrics.host, port: config.metrics.port!, respond: serveMetrics, requestTimeoutMs: limits.requestTimeoutMs, watch: (req, res) => output.watch(req, res) }).catch((err: unknown) => {
+        ? await listenMetrics({
+            host: config.metrics.host,
+            port: config.metrics.port!,
+            respond: serveMetrics,
+            requestTimeoutMs: limits.requestTimeoutMs,
+            watch: (req, res) => output.watch(req, res),
+          }).catch((err: unknown) => {
             port.close();
             throw err;
           })
@@ -268,7 +308,11 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
           },
         };
       };
-      return { server, url: `${config.tls ? 'https' : 'http'}://${config.host}:${bound}/graphql`, ...(metricsPort && { metricsUrl: metricsPort.url }) };
+      return {
+        server,
+        url: `${config.tls ? 'https' : 'http'}://${config.host}:${bound}/graphql`,
+        ...(metricsPort && { metricsUrl: metricsPort.url }),
+      };
     },
     async close() {
       let clean = true;

@@ -35,8 +35,19 @@ export function lazyWireRoute(lazy: LazyWire): WireRoute & { preload(): Promise<
     matches: (path) => (route ? route.matches(path) : lazy.mayMatch(path)),
     protocolOf: (req, path) => (route ? route.protocolOf(req, path) : lazy.protocolOf(req.headers['content-type'], path)),
     cors: lazy.cors,
-    handler: (req, res, state) => (route ? route.handler(req, res, state) : void preload().then((r) => r.handler(req, res, state), () => failed(res))),
+    handler: (req, res, state) =>
+      route
+        ? route.handler(req, res, state)
+        : void preload().then(
+            (r) => r.handler(req, res, state),
+            () => failed(res),
+          ),
     refuse: (req, res, path, error, headers) =>
-      route ? route.refuse(req, res, path, error, headers) : void preload().then((r) => r.refuse(req, res, path, error, headers), () => failed(res)),
+      route
+        ? route.refuse(req, res, path, error, headers)
+        : void preload().then(
+            (r) => r.refuse(req, res, path, error, headers),
+            () => failed(res),
+          ),
   };
 }

@@ -109,7 +109,12 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ['aggregate_type'] as const,
     registers: [registry],
   });
-  const limited = new Counter({ name: 'gateway_rate_limited_total', help: 'Requests answered 429.', labelNames: ['scope'] as const, registers: [registry] });
+  const limited = new Counter({
+    name: 'gateway_rate_limited_total',
+    help: 'Requests answered 429.',
+    labelNames: ['scope'] as const,
+    registers: [registry],
+  });
   const limiterDown = new Counter({
     name: 'gateway_rate_limiter_unavailable_total',
     help: 'Requests let through unlimited because the rate limiter could not be reached.',
@@ -124,7 +129,7 @@ export function createMetrics(): GatewayMetrics {
 
   const bodyRefused = new Counter({
     name: 'gateway_http_body_refused_total',
-    help: 'Requests refused before or while their body was read: too big without a valid token (401), over the cap (413), over the client\'s (429) or the process\'s (503) body budget.',
+    help: "Requests refused before or while their body was read: too big without a valid token (401), over the cap (413), over the client's (429) or the process's (503) body budget.",
     labelNames: ['reason'] as const,
     registers: [registry],
   });
@@ -167,7 +172,11 @@ export function createMetrics(): GatewayMetrics {
       this.set(connections.unsentBytes());
     },
   });
-  const metricsRefused = new Counter({ name: 'gateway_metrics_refused_total', help: 'GET /metrics on the main port refused over its per-address limit (429).', registers: [registry] });
+  const metricsRefused = new Counter({
+    name: 'gateway_metrics_refused_total',
+    help: 'GET /metrics on the main port refused over its per-address limit (429).',
+    registers: [registry],
+  });
 
   const deliveries: DeliveryMetrics[] = [];
   const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
@@ -181,8 +190,12 @@ export function createMetrics(): GatewayMetrics {
       },
     });
   deliveryCounter('gateway_delivery_queued_total', 'Delivery jobs queued by this process.', 'queued');
-  deliveryCounter('gateway_delivery_enqueue_failed_total', 'Delivery jobs that could not be queued (their mutation still succeeded).', 'enqueueFailed');
-  deliveryCounter('gateway_delivery_sent_total', 'Mails and SMS sent by this process\'s workers.', 'sent');
+  deliveryCounter(
+    'gateway_delivery_enqueue_failed_total',
+    'Delivery jobs that could not be queued (their mutation still succeeded).',
+    'enqueueFailed',
+  );
+  deliveryCounter('gateway_delivery_sent_total', "Mails and SMS sent by this process's workers.", 'sent');
   deliveryCounter('gateway_delivery_retried_total', 'Failed sends scheduled for another try.', 'retried');
   deliveryCounter('gateway_delivery_dead_lettered_total', 'Jobs given up after their last try.', 'deadLettered');
 
@@ -199,7 +212,8 @@ export function createMetrics(): GatewayMetrics {
       for (const code of state.errorCodes) errors.inc({ code });
     },
     storeObserver: (backend) => (operation, seconds, ok) => store.observe({ backend, operation, outcome: ok ? 'ok' : 'error' }, seconds),
-    redisObserver: (component) => (operation, seconds, ok) => redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
+    redisObserver: (component) => (operation, seconds, ok) =>
+      redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
     mongoCommand: (command) => mongoCommands.inc({ command }),
     stateRepaired: (aggregateType) => repaired.inc({ aggregate_type: aggregateType }),
     rateLimited: (scope) => limited.inc({ scope }),

@@ -25,7 +25,12 @@ export interface TlsMaterial {
  * (connections.ts: the connection cap); the TLS server never listens itself, it is handed the
  * admitted sockets.
  */
-export function createOnePortServer(http1: HttpServer, http2: Http2Server, tls?: TlsMaterial | null, admit: (socket: Socket) => boolean = () => true): NetServer {
+export function createOnePortServer(
+  http1: HttpServer,
+  http2: Http2Server,
+  tls?: TlsMaterial | null,
+  admit: (socket: Socket) => boolean = () => true,
+): NetServer {
   if (!tls) return createNetServer({ pauseOnConnect: false }, (socket) => admit(socket) && sniff(socket, http1, http2));
   const tlsServer = createTlsServer(
     { cert: tls.cert, key: tls.key, ALPNProtocols: ['h2', 'http/1.1'], handshakeTimeout: SNIFF_TIMEOUT_MS },

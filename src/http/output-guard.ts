@@ -182,7 +182,7 @@ function* slices(chunk: Chunk): Generator<Chunk> {
     for (let at = 0; at < chunk.byteLength; at += SLICE_BYTES) yield chunk.subarray(at, at + SLICE_BYTES);
     return;
   }
-  for (let at = 0; at < chunk.length; ) {
+  for (let at = 0; at < chunk.length;) {
     let to = Math.min(chunk.length, at + SLICE_BYTES);
     const code = chunk.charCodeAt(to - 1);
     if (to < chunk.length && code >= 0xd800 && code <= 0xdbff) to--;
@@ -202,7 +202,8 @@ function sliceWrites(res: ServerResponse, admit: (bytes: number) => boolean): vo
   const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
   const http2 = 'stream' in res;
   let wrote = false;
-  const byteLength = (chunk: Chunk, encoding?: BufferEncoding) => (typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.byteLength);
+  const byteLength = (chunk: Chunk, encoding?: BufferEncoding) =>
+    typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.byteLength;
   const dropped = (cb: Callback | undefined) => {
     if (cb) process.nextTick(cb, new Error('the answer was cut: its peer does not read'));
     return true;
@@ -215,7 +216,15 @@ function sliceWrites(res: ServerResponse, admit: (bytes: number) => boolean): vo
     if (!admit(bytes)) return dropped(cb);
     if (bytes <= SLICE_BYTES) return write(chunk, encoding, cb);
     // A string in another encoding (base64, hex) is not cut: its slices would not decode alone.
-    if (typeof chunk === 'string' && encoding && !/^utf-?8$/i.test(encoding) && encoding !== 'latin1' && encoding !== 'binary' && encoding !== 'ascii') return write(chunk, encoding, cb);
+    if (
+      typeof chunk === 'string' &&
+      encoding &&
+      !/^utf-?8$/i.test(encoding) &&
+      encoding !== 'latin1' &&
+      encoding !== 'binary' &&
+      encoding !== 'ascii'
+    )
+      return write(chunk, encoding, cb);
     let ok = true;
     const pieces = [...slices(chunk)];
     pieces.forEach((piece, i) => (ok = write(piece, encoding, i === pieces.length - 1 ? cb : undefined)));

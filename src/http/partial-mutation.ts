@@ -26,11 +26,16 @@ export function usePartialMutationStatus(): Plugin {
       const request = (args.contextValue as { request?: Request }).request;
       const fields = operation.selectionSet.selections.filter((s) => s.kind === 'Field');
       // Root fragments hide which fields run in what order: their answer keeps its status.
-      if (request && fields.length === operation.selectionSet.selections.length) rootKeys.set(request, fields.map((f) => (f.alias ?? f.name).value));
+      if (request && fields.length === operation.selectionSet.selections.length)
+        rootKeys.set(
+          request,
+          fields.map((f) => (f.alias ?? f.name).value),
+        );
     },
     onResultProcess({ request, result, setResult }) {
       const keys = rootKeys.get(request);
-      if (!keys || Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors?.length) return;
+      if (!keys || Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors?.length)
+        return;
       // An error without a path (variables, validation) came before any field ran.
       const errors = result.errors as GraphQLError[];
       if (errors.some((e) => !e.path?.length)) return;
@@ -38,7 +43,13 @@ export function usePartialMutationStatus(): Plugin {
       if (first <= 0) return;
       const withoutStatus = errors.map((e) => {
         const { http: _status, ...extensions } = e.extensions ?? {};
-        return new GraphQLError(e.message, { nodes: e.nodes, positions: e.positions, path: e.path, originalError: e.originalError, extensions });
+        return new GraphQLError(e.message, {
+          nodes: e.nodes,
+          positions: e.positions,
+          path: e.path,
+          originalError: e.originalError,
+          extensions,
+        });
       });
       setResult({ ...result, errors: withoutStatus } as typeof result);
     },

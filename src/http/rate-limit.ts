@@ -60,7 +60,9 @@ export function createRateLimit(options: RateLimitOptions): (state: RequestState
   /** While the limiter is failing: when it may be asked again, and whether a request is asking it. */
   let broken: { until: number; probing: boolean } | undefined;
   return async (state) => {
-    const [key, limit] = state.caller ? [`http:caller:${state.caller}`, limits.rateLimitPerCaller] : [`http:ip:${state.ip}`, limits.rateLimitPerIp];
+    const [key, limit] = state.caller
+      ? [`http:caller:${state.caller}`, limits.rateLimitPerCaller]
+      : [`http:ip:${state.ip}`, limits.rateLimitPerIp];
     if (limit <= 0) return null;
     if (broken && (broken.probing || Date.now() < broken.until)) {
       options.onLimiterUnavailable?.();
@@ -85,7 +87,9 @@ export function createRateLimit(options: RateLimitOptions): (state: RequestState
     options.onLimited?.(state.caller ? 'caller' : 'ip');
     const message = `Too many requests: at most ${limit} a minute ${state.caller ? 'per caller' : 'per client address'}; retry after ${seconds} s.`;
     return {
-      error: new AppError('RESOURCE_EXHAUSTED', message, [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` }]),
+      error: new AppError('RESOURCE_EXHAUSTED', message, [
+        { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` },
+      ]),
       headers: { 'retry-after': String(seconds) },
     };
   };

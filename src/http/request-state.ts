@@ -51,7 +51,15 @@ export function requestIdFrom(header: string | null | undefined): string {
 }
 
 export function newRequestState(requestId: string | null | undefined, ip: string): RequestState {
-  return { requestId: requestIdFrom(requestId), startedAt: process.hrtime.bigint(), ip, caller: null, authChecked: false, errorCodes: [], protocol: 'graphql' };
+  return {
+    requestId: requestIdFrom(requestId),
+    startedAt: process.hrtime.bigint(),
+    ip,
+    caller: null,
+    authChecked: false,
+    errorCodes: [],
+    protocol: 'graphql',
+  };
 }
 
 /** The server context the node handler passes to yoga with each request. */

@@ -23,7 +23,13 @@ export interface Summary {
 type Payload = Record<string, any>;
 
 const text = (value: unknown): string | null =>
-  value === null || value === undefined ? null : typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
+  value === null || value === undefined
+    ? null
+    : typeof value === 'string'
+      ? value
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
 
 /** A shown field; absent from the payload (older events), no change. */
 const show = (field: string, value: unknown): Change[] => (value === undefined ? [] : [{ field, value: text(value) }]);
@@ -58,7 +64,9 @@ const rules: Record<string, (p: Payload) => Change[]> = {
     ...nonEmpty('metadata', Array.isArray(p.metadata) ? p.metadata.map((m: Payload) => m?.key) : undefined),
     ...nonEmpty(
       'idpLinks',
-      Array.isArray(p.idpLinks) ? p.idpLinks.map((l: Payload) => ({ idpId: l?.idpId, userId: l?.userId, userName: l?.userName })) : undefined,
+      Array.isArray(p.idpLinks)
+        ? p.idpLinks.map((l: Payload) => ({ idpId: l?.idpId, userId: l?.userId, userName: l?.userName }))
+        : undefined,
     ),
   ],
   [userEvents.profileChanged]: (p) => profile(p.profile, false),
@@ -67,7 +75,12 @@ const rules: Record<string, (p: Payload) => Change[]> = {
   [userEvents.phoneChanged]: (p) => [...show('phone', p.phone), ...show('phone.isVerified', p.isVerified)],
   [userEvents.phoneVerified]: () => show('phone.isVerified', true),
   [userEvents.passwordChanged]: (p) => [...secret('password', p.hash), ...show('passwordChangeRequired', p.changeRequired)],
-  [userEvents.u2fAdded]: (p) => [...show('u2f.id', p.id), ...show('u2f.rpId', p.rpId), ...show('u2f.origins', p.origins), ...show('u2f.expiresAt', p.expiresAt)],
+  [userEvents.u2fAdded]: (p) => [
+    ...show('u2f.id', p.id),
+    ...show('u2f.rpId', p.rpId),
+    ...show('u2f.origins', p.origins),
+    ...show('u2f.expiresAt', p.expiresAt),
+  ],
   [userEvents.u2fVerified]: (p) => [...show('u2f.id', p.id), ...show('u2f.name', p.name), ...show('u2f.transports', p.transports)],
   [userEvents.memberOfRecorded]: (p) => show('memberOf', p.orgId),
 

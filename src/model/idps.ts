@@ -3,10 +3,7 @@
 import type { StoredEvent } from '../store/port.ts';
 import type { Sealed } from './secret-box.ts';
 
-export type OIDCMappingField =
-  | 'OIDC_MAPPING_FIELD_UNSPECIFIED'
-  | 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME'
-  | 'OIDC_MAPPING_FIELD_EMAIL';
+export type OIDCMappingField = 'OIDC_MAPPING_FIELD_UNSPECIFIED' | 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME' | 'OIDC_MAPPING_FIELD_EMAIL';
 
 /** The OIDC part that updateOIDCIdentityProvider replaces as a whole (the secret aside). */
 export interface OIDCConfig {
@@ -58,7 +55,10 @@ export type IdpEvent =
   | { type: typeof idpEvents.oidcChanged; payload: OIDCConfigPayload & { clientSecret?: Sealed } };
 
 export const idpEvent = {
-  oidcAdded: (name: string, config: OIDCConfig, clientSecret: Sealed | null): IdpEvent => ({ type: idpEvents.oidcAdded, payload: { name, ...config, clientSecret } }),
+  oidcAdded: (name: string, config: OIDCConfig, clientSecret: Sealed | null): IdpEvent => ({
+    type: idpEvents.oidcAdded,
+    payload: { name, ...config, clientSecret },
+  }),
   /** The whole configuration; the sealed secret only when a new one was given. */
   oidcChanged: (config: OIDCConfig, clientSecret: Sealed | null): IdpEvent => ({
     type: idpEvents.oidcChanged,

@@ -61,9 +61,10 @@ export function createIdGenerator(opts: IdGeneratorOptions = {}): IdGenerator {
       if (ts > MAX_TS) throw new RangeError('id timestamp overflow');
       if (opts.limit && ts + EPOCH_MS > opts.limit()) throw new IdLimitError('id timestamp above the limit of this node id');
       // Wait for the clock when it is current; when it is behind (stepped back) borrow the next ms.
-      if (borrowed) for (let c = now(); c < ts && c >= last; c = now()) {
-        /* spin */
-      }
+      if (borrowed)
+        for (let c = now(); c < ts && c >= last; c = now()) {
+          /* spin */
+        }
       last = ts;
       seq = s;
       return ((BigInt(ts) << (NODE_BITS + SEQ_BITS)) | (BigInt(nodeId) << SEQ_BITS) | BigInt(seq)).toString();

@@ -35,8 +35,7 @@ export const instanceEvents = {
 
 /** Every event of the organization aggregate. */
 export type OrgEvent =
-  | { type: typeof orgEvents.added; payload: { name: string; domain: string } }
-  | { type: typeof orgEvents.memberAdded; payload: Member };
+  { type: typeof orgEvents.added; payload: { name: string; domain: string } } | { type: typeof orgEvents.memberAdded; payload: Member };
 
 /** Every event of the instance aggregate. */
 export type InstanceEvent = { type: typeof instanceEvents.setUp; payload: { adminUserId: string; defaultOrgId: string } };
@@ -47,7 +46,10 @@ export const orgEvent = {
 };
 
 export const instanceEvent = {
-  setUp: (adminUserId: string, defaultOrgId: string): InstanceEvent => ({ type: instanceEvents.setUp, payload: { adminUserId, defaultOrgId } }),
+  setUp: (adminUserId: string, defaultOrgId: string): InstanceEvent => ({
+    type: instanceEvents.setUp,
+    payload: { adminUserId, defaultOrgId },
+  }),
 };
 
 export function reduceOrg(state: Org | undefined, event: StoredEvent & OrgEvent): Org {
@@ -61,7 +63,8 @@ export function reduceOrg(state: Org | undefined, event: StoredEvent & OrgEvent)
 }
 
 export function reduceInstance(state: Instance | undefined, event: StoredEvent & InstanceEvent): Instance {
-  if (event.type === instanceEvents.setUp) return { defaultOrgId: event.payload.defaultOrgId, members: [{ userId: event.payload.adminUserId, roles: ['IAM_OWNER'] }] };
+  if (event.type === instanceEvents.setUp)
+    return { defaultOrgId: event.payload.defaultOrgId, members: [{ userId: event.payload.adminUserId, roles: ['IAM_OWNER'] }] };
   if (!state) throw new Error(`${event.type} before ${instanceEvents.setUp}`);
   return state;
 }

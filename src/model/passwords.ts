@@ -18,7 +18,13 @@ export const BCRYPT_MAX_BYTES = 72;
  * 200-character one on create) is hashed with argon2id instead, so no part of
  * it is ignored; both formats verify through verifyImportedHash.
  */
-export function createPasswordHasher({ cost, concurrency = defaultHashConcurrency() }: { cost: number; concurrency?: number }): PasswordHasher {
+export function createPasswordHasher({
+  cost,
+  concurrency = defaultHashConcurrency(),
+}: {
+  cost: number;
+  concurrency?: number;
+}): PasswordHasher {
   if (!Number.isInteger(cost) || cost < 4 || cost > 31) throw new RangeError('bcrypt cost must be an integer in 4..31');
   const slot = limiter(concurrency);
   return {

@@ -45,8 +45,7 @@ export type SAMLAppAdded = { appId: string; name: string; entityId: string; meta
 
 /** Every event of the project aggregate. */
 export type ProjectEvent =
-  | { type: typeof projectEvents.added; payload: { name: string } }
-  | { type: typeof projectEvents.samlAppAdded; payload: SAMLAppAdded };
+  { type: typeof projectEvents.added; payload: { name: string } } | { type: typeof projectEvents.samlAppAdded; payload: SAMLAppAdded };
 
 export const projectEvent = {
   added: (name: string): ProjectEvent => ({ type: projectEvents.added, payload: { name } }),

@@ -113,7 +113,10 @@ export const userEvent = {
   emailVerified: (): UserEvent => ({ type: userEvents.emailVerified, payload: {} }),
   phoneChanged: (phone: string, isVerified: boolean): UserEvent => ({ type: userEvents.phoneChanged, payload: { phone, isVerified } }),
   phoneVerified: (): UserEvent => ({ type: userEvents.phoneVerified, payload: {} }),
-  passwordChanged: (hash: string, changeRequired: boolean): UserEvent => ({ type: userEvents.passwordChanged, payload: { hash, changeRequired } }),
+  passwordChanged: (hash: string, changeRequired: boolean): UserEvent => ({
+    type: userEvents.passwordChanged,
+    payload: { hash, changeRequired },
+  }),
   u2fAdded: (registration: U2FAdded): UserEvent => ({ type: userEvents.u2fAdded, payload: registration }),
   u2fVerified: (credential: U2FVerified): UserEvent => ({ type: userEvents.u2fVerified, payload: credential }),
   memberOfRecorded: (orgId: string): UserEvent => ({ type: userEvents.memberOfRecorded, payload: { orgId } }),

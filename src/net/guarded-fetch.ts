@@ -173,7 +173,8 @@ async function check(raw: string | URL, options: GuardOptions, remaining: () => 
   } catch {
     throw refused('the URL is not valid');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused(`the scheme ${url.protocol.replace(/:$/, '')} is not allowed (only http and https)`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw refused(`the scheme ${url.protocol.replace(/:$/, '')} is not allowed (only http and https)`);
   if (url.username || url.password) throw refused('credentials in the URL are not allowed');
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (!host) throw refused('the URL has no host');

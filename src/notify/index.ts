@@ -15,7 +15,14 @@ import { createMemoryQueue, type DeliveryQueue } from './queue.ts';
 import { createRedisQueue } from './redis-queue.ts';
 import { createCodeSeal, type CodeSeal } from './seal.ts';
 import { smsSenderFromConfig } from './sms.ts';
-import { createDeliveryMetrics, startWorker, type DeliveryMetrics, type DeliveryWorker, type Senders, type WorkerOptions } from './worker.ts';
+import {
+  createDeliveryMetrics,
+  startWorker,
+  type DeliveryMetrics,
+  type DeliveryWorker,
+  type Senders,
+  type WorkerOptions,
+} from './worker.ts';
 
 export interface DeliveryNotifier extends Notifier {
   readonly queue: DeliveryQueue;
@@ -75,7 +82,10 @@ export async function createNotifier(config: Config, logger: Logger, options: No
         logger.log('info', 'delivery job queued', { ...about, jobId });
       } catch (err) {
         metrics.enqueueFailed++;
-        logger.log('error', 'queueing a notification failed; the user can ask for a new code', { ...about, error: String((err as Error)?.message ?? err) });
+        logger.log('error', 'queueing a notification failed; the user can ask for a new code', {
+          ...about,
+          error: String((err as Error)?.message ?? err),
+        });
         if (opts.strict) throw err;
       }
     },

@@ -81,7 +81,17 @@ export interface DeliveryQueue {
 
 export function deadLetterOf(entry: QueuedJob, error: string, failedAt = Date.now()): DeadLetter {
   const { kind, userId, orgId, to } = entry.job;
-  return { jobId: entry.jobId, kind, userId, orgId, to: maskAddress(to), attempts: entry.attempts + 1, error, enqueuedAt: entry.enqueuedAt, failedAt };
+  return {
+    jobId: entry.jobId,
+    kind,
+    userId,
+    orgId,
+    to: maskAddress(to),
+    attempts: entry.attempts + 1,
+    error,
+    enqueuedAt: entry.enqueuedAt,
+    failedAt,
+  };
 }
 
 export interface MemoryQueueOptions {

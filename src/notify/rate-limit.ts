@@ -69,7 +69,9 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
   const prefix = options.keyPrefix ?? '';
   // A hit cut off by a dropped connection is not sent again after the reconnect: its caller has
   // moved on (let through), and a resent hit would count the request twice.
-  const client = failFastRedis<{ rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]> }>(options.url, {
+  const client = failFastRedis<{
+    rateHit(key: string, limit: number, windowMs: number, member: string): Promise<[number, number, number]>;
+  }>(options.url, {
     autoResendUnfulfilledCommands: false,
   });
   client.defineCommand('rateHit', { numberOfKeys: 1, lua: HIT });

@@ -106,7 +106,14 @@ function parseEntry([id, fields]: StreamEntry): QueuedJob | null {
     // carried into a retry. A missing or broken seal is the worker's to dead-letter.
     const { kind, userId, orgId, to, urlTemplate, sealedCode } = p.job;
     const job: SealedDeliveryJob = { kind, userId, orgId, to, sealedCode, ...(urlTemplate !== undefined && { urlTemplate }) };
-    return { entryId: id, jobId: p.jobId ?? id, job, attempts: p.attempts ?? 0, enqueuedAt: p.enqueuedAt ?? Date.now(), lastError: p.lastError };
+    return {
+      entryId: id,
+      jobId: p.jobId ?? id,
+      job,
+      attempts: p.attempts ?? 0,
+      enqueuedAt: p.enqueuedAt ?? Date.now(),
+      lastError: p.lastError,
+    };
   } catch {
     return null;
   }
@@ -235,8 +242,21 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
           await settleAndDrop(entry.entryId);
         },
         async retry(entry, delayMs, error) {
-          const payload: Payload = { job: entry.job, jobId: entry.jobId, attempts: entry.attempts + 1, enqueuedAt: entry.enqueuedAt, lastError: error };
-          await client.deliveryRetry(keys.jobs, keys.delayed, GROUP, entry.entryId, Math.max(0, Math.round(delayMs)), JSON.stringify(payload));
+          const payload: Payload = {
+            job: entry.job,
+            jobId: entry.jobId,
+            attempts: entry.attempts + 1,
+            enqueuedAt: entry.enqueuedAt,
+            lastError: error,
+          };
+          await client.deliveryRetry(
+            keys.jobs,
+            keys.delayed,
+            GROUP,
+            entry.entryId,
+            Math.max(0, Math.round(delayMs)),
+            JSON.stringify(payload),
+          );
         },
         async deadLetter(entry, error) {
           await client.deliveryDead(keys.jobs, keys.dead, GROUP, entry.entryId, JSON.stringify(deadLetterOf(entry, error)), maxDead);

@@ -23,7 +23,11 @@ export function createWebhookSmsSender(options: WebhookSmsOptions): Sender {
     async send(job, deliveryId) {
       if (job.kind !== 'verify-phone') throw new PermanentDeliveryError('a mail job is not an SMS');
       // The same key for every try of one job: a provider that honours it sends one SMS.
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'idempotency-key': deliveryId };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'idempotency-key': deliveryId,
+      };
       if (options.token) headers.authorization = `Bearer ${options.token}`;
       let res: Response;
       try {

@@ -118,7 +118,14 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
   async function handle(entry: QueuedJob) {
     const { job: sealed } = entry;
     const tries = entry.attempts + 1;
-    const about = { worker: name, jobId: entry.jobId, kind: sealed.kind, userId: sealed.userId, to: maskAddress(sealed.to), attempt: tries };
+    const about = {
+      worker: name,
+      jobId: entry.jobId,
+      kind: sealed.kind,
+      userId: sealed.userId,
+      to: maskAddress(sealed.to),
+      attempt: tries,
+    };
 
     const deadLetter = async (error: string) => {
       await consumer.deadLetter(entry, error);
@@ -174,7 +181,11 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
         if (!running) break;
         failures++;
         if (failures === 1 || failures % 60 === 0) {
-          logger.log('warn', 'delivery queue unavailable', { worker: name, error: redact(String((err as Error)?.message ?? err), secrets), failures });
+          logger.log('warn', 'delivery queue unavailable', {
+            worker: name,
+            error: redact(String((err as Error)?.message ?? err), secrets),
+            failures,
+          });
         }
         await sleep(Math.min(100 * 2 ** failures, 2000));
         continue;
@@ -184,7 +195,11 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
         await handle(entry);
       } catch (err) {
         // The queue failed while settling: the job stays pending and is claimed again later.
-        logger.log('warn', 'notification left pending', { worker: name, jobId: entry.jobId, error: redact(String((err as Error)?.message ?? err), secrets) });
+        logger.log('warn', 'notification left pending', {
+          worker: name,
+          jobId: entry.jobId,
+          error: redact(String((err as Error)?.message ?? err), secrets),
+        });
       }
     }
   }

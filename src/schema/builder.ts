@@ -17,13 +17,24 @@ export type Scalars = {
 };
 
 export function createBuilder() {
-  return new SchemaBuilder<{ Context: GraphQLContext; Scalars: Scalars; DefaultFieldNullability: false; DefaultInputFieldRequiredness: false }>({
+  return new SchemaBuilder<{
+    Context: GraphQLContext;
+    Scalars: Scalars;
+    DefaultFieldNullability: false;
+    DefaultInputFieldRequiredness: false;
+  }>({
     // Federation last: it must see the resolvers the other plugins wrap.
     plugins: [DirectivesPlugin, RelayPlugin, FederationPlugin],
     defaultFieldNullability: false,
     // Connections only (users, history): no Node interface, no node/nodes queries.
     // PageInfo is shareable: other subgraphs of a supergraph define the same Relay type.
-    relay: { clientMutationId: 'omit', cursorType: 'String', nodeQueryOptions: false, nodesQueryOptions: false, pageInfoTypeOptions: { shareable: true } },
+    relay: {
+      clientMutationId: 'omit',
+      cursorType: 'String',
+      nodeQueryOptions: false,
+      nodesQueryOptions: false,
+      pageInfoTypeOptions: { shareable: true },
+    },
   });
 }
 

@@ -33,7 +33,9 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   }
   const problem = variableProblem(error);
   const message = problem ? describeVariable(problem) : withoutEchoedValues(error.message);
-  const violations = problem ? [{ field: (problem.path ?? problem.variable).replace(/\[(\d+)\]/g, '.$1'), description: problem.reason }] : [];
+  const violations = problem
+    ? [{ field: (problem.path ?? problem.variable).replace(/\[(\d+)\]/g, '.$1'), description: problem.reason }]
+    : [];
   return new GraphQLError(message, {
     nodes: error.nodes,
     positions: error.positions,
@@ -77,8 +79,14 @@ function withoutEchoedValues(message: string): string {
   return message
     .replace(/^(.* cannot represent (?:a )?[^:]*value): [\s\S]*$/, '$1.')
     .replace(/^(Expected value of type "[^"]*"), found [\s\S]*$/, '$1.')
-    .replace(/^Value "([\s\S]*)" does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.[\s\S]*$/, (_, value: string, type: string) => `Value ${clientName(value)}does not exist in "${type}" enum.`)
-    .replace(/^Field "([\s\S]*)" is not defined by type "([_A-Za-z][_0-9A-Za-z]*)"\.[\s\S]*$/, (_, key: string, type: string) => `Field ${clientName(key)}is not defined by type "${type}".`)
+    .replace(
+      /^Value "([\s\S]*)" does not exist in "([_A-Za-z][_0-9A-Za-z]*)" enum\.[\s\S]*$/,
+      (_, value: string, type: string) => `Value ${clientName(value)}does not exist in "${type}" enum.`,
+    )
+    .replace(
+      /^Field "([\s\S]*)" is not defined by type "([_A-Za-z][_0-9A-Za-z]*)"\.[\s\S]*$/,
+      (_, key: string, type: string) => `Field ${clientName(key)}is not defined by type "${type}".`,
+    )
     .replace(/^Field "([\s\S]*)" must be non-null\.$/, (_, key: string) => `Field ${clientName(key)}must be non-null.`);
 }
 

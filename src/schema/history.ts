@@ -30,7 +30,8 @@ export function addHistory(builder: Builder) {
       field: t.exposeString('field'),
       value: t.exposeString('value', {
         nullable: true,
-        description: 'The new value as text (JSON for lists and objects); null when cleared, or for a secret (password, client secret) that was set.',
+        description:
+          'The new value as text (JSON for lists and objects); null when cleared, or for a secret (password, client secret) that was set.',
       }),
     }),
   });
@@ -74,7 +75,9 @@ export function addHistory(builder: Builder) {
           nullable: true,
           description:
             "The object's events, newest first (first/after), or from the oldest (last/before); at most 100 a page, 20 when neither first nor last is given. " +
-            (kind === 'user' ? 'For the user itself, or a caller holding user.read in its organization.' : 'For whoever may read the object.'),
+            (kind === 'user'
+              ? 'For the user itself, or a caller holding user.read in its organization.'
+              : 'For whoever may read the object.'),
           resolve: (parent, args, ctx) => history(ctx.cmd, kind, parent.id, args),
         },
         HistoryConnection,

@@ -22,12 +22,14 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     fields: (t) => ({
       name: t.string({ required: true }),
       ...oidcFields(t),
-      clientSecret: t.string({ required: true, description: 'Stored encrypted; never readable afterwards (see IdentityProvider.hasClientSecret).' }),
+      clientSecret: t.string({
+        required: true,
+        description: 'Stored encrypted; never readable afterwards (see IdentityProvider.hasClientSecret).',
+      }),
     }),
   });
   const UpdateOIDCIdentityProviderInput = builder.inputType('UpdateOIDCIdentityProviderInput', {
-    description:
-      'The whole OIDC configuration: scopes or mappings left out are empty / OIDC_MAPPING_FIELD_UNSPECIFIED afterwards.',
+    description: 'The whole OIDC configuration: scopes or mappings left out are empty / OIDC_MAPPING_FIELD_UNSPECIFIED afterwards.',
     fields: (t) => ({
       idpId: t.id({ required: true }),
       ...oidcFields(t),

@@ -12,9 +12,11 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
     description: 'Project names are unique in their organization, ignoring case.',
     fields: (t) => ({ name: t.string({ required: true }) }),
   });
-  const AddProjectPayload = builder.objectRef<{ projectId: string; details: projects.AddSAMLAppResult['details'] }>('AddProjectPayload').implement({
-    fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
-  });
+  const AddProjectPayload = builder
+    .objectRef<{ projectId: string; details: projects.AddSAMLAppResult['details'] }>('AddProjectPayload')
+    .implement({
+      fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
+    });
   commandMutation('addProject', {
     description: 'Create a project in the organization selected by x-service-orgid.',
     input: AddProjectInput,
@@ -23,11 +25,15 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
   });
 
   const AddSAMLAppInput = builder.inputType('AddSAMLAppInput', {
-    description: 'Exactly one of metadataXml and metadataUrl. The name is unique in its project ignoring case; the entityID of the metadata is unique in the instance.',
+    description:
+      'Exactly one of metadataXml and metadataUrl. The name is unique in its project ignoring case; the entityID of the metadata is unique in the instance.',
     fields: (t) => ({
       projectId: t.id({ required: true }),
       name: t.string({ required: true }),
-      metadataXml: t.field({ type: 'Base64', description: 'A SAML 2.0 metadata document whose root is an md:EntityDescriptor (no DOCTYPE).' }),
+      metadataXml: t.field({
+        type: 'Base64',
+        description: 'A SAML 2.0 metadata document whose root is an md:EntityDescriptor (no DOCTYPE).',
+      }),
       metadataUrl: t.string({ description: 'An http(s) URL the metadata document is fetched from, once, when the app is created.' }),
     }),
   });

@@ -3,7 +3,6 @@ import { GraphQLError, Kind } from 'graphql';
 import { isStandardBase64 } from '../model/base64.ts';
 import type { Builder } from './builder.ts';
 
-
 export function addScalars(builder: Builder) {
   builder.addScalarType('DateTime', GraphQLDateTime, {});
   builder.addScalarType('JSONObject', GraphQLJSONObject, {});

@@ -5,7 +5,6 @@ import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 
 export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common) {
-
   const RegisterU2FInput = builder.inputType('RegisterU2FInput', {
     fields: (t) => ({
       userId: t.id({ required: true }),

@@ -118,14 +118,50 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
   });
 
   const mutations = [
-    ['updateMyProfile', '1. Change the profile of the authenticated user.', UpdateMyProfileInput, detailsPayload('UpdateMyProfilePayload'), withDetails(users.updateMyProfile)],
-    ['updateHumanProfile', '4. Update the profile of a human user.', UpdateHumanProfileInput, detailsPayload('UpdateHumanProfilePayload'), withDetails(users.updateHumanProfile)],
+    [
+      'updateMyProfile',
+      '1. Change the profile of the authenticated user.',
+      UpdateMyProfileInput,
+      detailsPayload('UpdateMyProfilePayload'),
+      withDetails(users.updateMyProfile),
+    ],
+    [
+      'updateHumanProfile',
+      '4. Update the profile of a human user.',
+      UpdateHumanProfileInput,
+      detailsPayload('UpdateHumanProfilePayload'),
+      withDetails(users.updateHumanProfile),
+    ],
     ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, users.addHumanUser],
     ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, users.setEmail],
-    ['updateHumanPhone', '7. Update the phone of a human user.', UpdateHumanPhoneInput, detailsPayload('UpdateHumanPhonePayload'), withDetails(users.updateHumanPhone)],
-    ['setHumanPassword', '9. Set the password of a human user.', SetHumanPasswordInput, detailsPayload('SetHumanPasswordPayload'), withDetails(users.setHumanPassword)],
-    ['verifyEmail', 'Verify the email of a user with the code that was sent or returned.', VerifyEmailInput, detailsPayload('VerifyEmailPayload'), withDetails(users.verifyEmail)],
-    ['verifyPhone', 'Verify the phone of a user with the code that was sent.', VerifyPhoneInput, detailsPayload('VerifyPhonePayload'), withDetails(users.verifyPhone)],
+    [
+      'updateHumanPhone',
+      '7. Update the phone of a human user.',
+      UpdateHumanPhoneInput,
+      detailsPayload('UpdateHumanPhonePayload'),
+      withDetails(users.updateHumanPhone),
+    ],
+    [
+      'setHumanPassword',
+      '9. Set the password of a human user.',
+      SetHumanPasswordInput,
+      detailsPayload('SetHumanPasswordPayload'),
+      withDetails(users.setHumanPassword),
+    ],
+    [
+      'verifyEmail',
+      'Verify the email of a user with the code that was sent or returned.',
+      VerifyEmailInput,
+      detailsPayload('VerifyEmailPayload'),
+      withDetails(users.verifyEmail),
+    ],
+    [
+      'verifyPhone',
+      'Verify the phone of a user with the code that was sent.',
+      VerifyPhoneInput,
+      detailsPayload('VerifyPhonePayload'),
+      withDetails(users.verifyPhone),
+    ],
   ] as const;
   for (const [name, description, input, payload, run] of mutations) {
     commandMutation(name, { description, input, payload, run });
@@ -194,7 +230,9 @@ function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Co
 
   asEntity(builder, UserRef, 'user');
 
-  builder.queryField('me', (t) => t.field({ type: UserRef, description: 'The authenticated user.', resolve: (_r, _a, ctx) => reads.me(ctx.cmd) }));
+  builder.queryField('me', (t) =>
+    t.field({ type: UserRef, description: 'The authenticated user.', resolve: (_r, _a, ctx) => reads.me(ctx.cmd) }),
+  );
   builder.queryField('user', (t) =>
     t.field({
       type: UserRef,

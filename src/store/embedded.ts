@@ -117,8 +117,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     deepFreeze(snapshot);
     const key = keyOf(event.aggregateType, event.aggregateId);
     snapshots.set(key, snapshot);
-    for (const claim of event.claims)
-      constraints.set(claim, { aggregateType: event.aggregateType, aggregateId: event.aggregateId });
+    for (const claim of event.claims) constraints.set(claim, { aggregateType: event.aggregateType, aggregateId: event.aggregateId });
   }
 
   // Replay. Text after the last newline is a write torn by a crash: drop it.
@@ -238,8 +237,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
       if (opts?.base !== undefined && sequence !== (opts.base?.sequence ?? 0) + 1)
         throw new Error(`append: sequence ${sequence} does not follow the base's ${opts.base?.sequence ?? 0}`);
       if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
-      if (sequence > expected)
-        throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+      if (sequence > expected) throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
 
       const claims = [...new Set(opts?.claims ?? [])];
       for (const claim of claims) {
@@ -288,8 +286,7 @@ export async function createEmbeddedStore(options: EmbeddedStoreOptions): Promis
     },
 
     // A history page: the log read back like events() (the embedded store keeps no index on disk).
-    eventRange: async (type, id, from, to) =>
-      (await store.events(type, id)).filter((e) => e.sequence >= from && e.sequence <= to),
+    eventRange: async (type, id, from, to) => (await store.events(type, id)).filter((e) => e.sequence >= from && e.sequence <= to),
 
     ping: async () => {
       if (broken) throw new UnavailableError('store unavailable', { cause: broken });

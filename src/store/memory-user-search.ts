@@ -51,7 +51,8 @@ type Test = (row: Row) => boolean;
 function compile(c: UserConditions): Test {
   const tests: Test[] = [];
   const text = (pick: (f: UserSearchFields) => string, m: TextMatch | undefined) => m && tests.push((r) => matches(pick(r.fields), m));
-  const prefix = (pick: (f: UserSearchFields) => string, p: string | undefined) => p !== undefined && text(pick, { op: 'PREFIX', value: p });
+  const prefix = (pick: (f: UserSearchFields) => string, p: string | undefined) =>
+    p !== undefined && text(pick, { op: 'PREFIX', value: p });
   text((f) => f.username, c.username);
   text((f) => f.email, c.email);
   text((f) => f.displayName, c.displayName);
@@ -121,7 +122,8 @@ export function createMemoryUserSearch(
         .map(({ row }) => row.snapshot as Snapshot<S>);
       if (search.maxBytes !== undefined) {
         let weight = 0;
-        for (const [i, user] of page.entries()) if ((weight += snapshotWeight(user)) > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
+        for (const [i, user] of page.entries())
+          if ((weight += snapshotWeight(user)) > search.maxBytes) throw new ReadLimitError(search.maxBytes, i);
       }
       return page;
     },

@@ -129,21 +129,40 @@ export async function bulkLoadUsers(load: MongoBulkLoad): Promise<MongoBulkLoade
       for (const u of load.users.slice(from, from + batchSize)) {
         const claims = [...new Set(u.claims ?? humanUserClaims(u.user))];
         const stored: StoredEvent = {
-          aggregateType: 'user', aggregateId: u.id, sequence: 1, type: userEvents.added, payload: { ...u.user },
-          creator: u.creator ?? 'bulk-loader', resourceOwner: u.orgId, createdAt: u.createdAt ?? now, claims,
+          aggregateType: 'user',
+          aggregateId: u.id,
+          sequence: 1,
+          type: userEvents.added,
+          payload: { ...u.user },
+          creator: u.creator ?? 'bulk-loader',
+          resourceOwner: u.orgId,
+          createdAt: u.createdAt ?? now,
+          claims,
         };
         const snapshot = reduceEvents<User>(reducers.user, null, [stored])!;
         snapshots.push(snapshot);
-        for (const key of claims) claimDocs.push({ _id: key, aggregateType: 'user', aggregateId: u.id, sequence: 1, claimedAt: now, token: randomUUID() });
+        for (const key of claims)
+          claimDocs.push({ _id: key, aggregateType: 'user', aggregateId: u.id, sequence: 1, claimedAt: now, token: randomUUID() });
         eventDocs.push({ ...stored, _id: new ObjectId() });
         // An upsert's $set adds its fields in lexicographic order (MongoDB 5+, FerretDB): so here too.
         const { id, ...fields } = snapshot;
         const set: Document = { ...fields, [SEARCH_FIELD]: userSearchFields(snapshot.state) };
-        stateDocs.push({ _id: id, ...Object.fromEntries(Object.keys(set).sort().map((k) => [k, set[k]])) });
+        stateDocs.push({
+          _id: id,
+          ...Object.fromEntries(
+            Object.keys(set)
+              .sort()
+              .map((k) => [k, set[k]]),
+          ),
+        });
       }
 
       const written: Written[] = [];
-      for (const [collection, docs, kind] of [[constraints, claimDocs, 'claim'], [events, eventDocs, 'event'], [states, stateDocs, 'state']] as const) {
+      for (const [collection, docs, kind] of [
+        [constraints, claimDocs, 'claim'],
+        [events, eventDocs, 'event'],
+        [states, stateDocs, 'state'],
+      ] as const) {
         if (docs.length === 0) continue;
         try {
           await collection.insertMany(docs, { ordered: false, ignoreUndefined: true, writeConcern: mongoConcerns.writeConcern });

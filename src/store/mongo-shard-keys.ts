@@ -35,7 +35,11 @@ export interface CollectionPlan {
 export const SHARD_KEY_INDEX = 'shard_key';
 
 /** The unique index that judges appends: it has the events' shard key as its prefix (field names), so it stays enforceable once sharded. */
-export const eventSequenceIndex = { key: { aggregateType: 1, aggregateId: 1, sequence: 1 }, name: 'aggregate_sequence', unique: true } as const satisfies IndexDescription;
+export const eventSequenceIndex = {
+  key: { aggregateType: 1, aggregateId: 1, sequence: 1 },
+  name: 'aggregate_sequence',
+  unique: true,
+} as const satisfies IndexDescription;
 /** The repair loop's range on creation time (mongo.ts). */
 export const eventCreatedAtIndex = { key: { createdAt: 1, _id: 1 }, name: 'created_at' } as const satisfies IndexDescription;
 
@@ -93,10 +97,34 @@ export interface ScatterQuery {
 }
 
 export const scatterQueries: readonly ScatterQuery[] = [
-  { collection: stateCollections.user, command: 'find', source: 'searchUsers', path: 'admin', why: 'filters and sorts on resourceOwner and search fields, never on _id' },
-  { collection: stateCollections.user, command: 'aggregate', source: 'countUsers', path: 'admin', why: 'counts a filter (totalCount), never on _id' },
-  { collection: 'events', command: 'find', source: 'repair sweep', path: 'background', why: 'events created in a time range, of any aggregate' },
-  { collection: stateCollections.user, command: 'find', source: 'search backfill', path: 'background', why: 'user documents without search fields, once after an upgrade' },
+  {
+    collection: stateCollections.user,
+    command: 'find',
+    source: 'searchUsers',
+    path: 'admin',
+    why: 'filters and sorts on resourceOwner and search fields, never on _id',
+  },
+  {
+    collection: stateCollections.user,
+    command: 'aggregate',
+    source: 'countUsers',
+    path: 'admin',
+    why: 'counts a filter (totalCount), never on _id',
+  },
+  {
+    collection: 'events',
+    command: 'find',
+    source: 'repair sweep',
+    path: 'background',
+    why: 'events created in a time range, of any aggregate',
+  },
+  {
+    collection: stateCollections.user,
+    command: 'find',
+    source: 'search backfill',
+    path: 'background',
+    why: 'user documents without search fields, once after an upgrade',
+  },
 ];
 
 /**

@@ -102,7 +102,6 @@ function after(path: string, key: UserKey, descending: boolean): Filter<Document
   return [{ [path]: { [from]: value } }, { $or: [{ [path]: { [beyond]: value } }, { [path]: value, _id: { [beyond]: key.id } }] }];
 }
 
-
 /** True when an id list must hold (at the top, or in an allOf there). */
 const listsIds = (c: UserConditions): boolean => c.ids !== undefined || (c.allOf ?? []).some(listsIds);
 
@@ -130,7 +129,11 @@ export async function backfillUserSearch(users: Collection<Document>, project: U
   let last: unknown;
   for (;;) {
     const missing: Document = { [SEARCH_FIELD]: { $exists: false }, ...(last !== undefined && { _id: { $gt: last } }) };
-    const docs = await users.find(missing, { projection: { state: 1, sequence: 1 } }).sort({ _id: 1 }).limit(batch).toArray();
+    const docs = await users
+      .find(missing, { projection: { state: 1, sequence: 1 } })
+      .sort({ _id: 1 })
+      .limit(batch)
+      .toArray();
     for (const doc of docs) {
       const result = await users.updateOne({ _id: doc._id, sequence: doc.sequence }, { $set: { [SEARCH_FIELD]: project(doc.state) } });
       done += result.modifiedCount;

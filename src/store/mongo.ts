@@ -59,7 +59,14 @@ import type { UserSearch } from './read-models.ts';
 import { ReadLimitError, UnavailableError } from '../errors.ts';
 import { snapshotWeight } from './weight.ts';
 import { backfillUserSearch, ensureUserSearchIndexes, SEARCH_FIELD, userFilterQuery, userSearchQuery } from './mongo-user-search.ts';
-import { eventCreatedAtIndex, eventSequenceIndex, mongoConcerns, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
+import {
+  eventCreatedAtIndex,
+  eventSequenceIndex,
+  mongoConcerns,
+  SHARD_KEY_INDEX,
+  shardPlan,
+  stateCollections,
+} from './mongo-shard-keys.ts';
 import { reduceEvents } from './reduce.ts';
 import type { ConstraintDoc, EventDoc, StateDoc } from './mongo-docs.ts';
 import { createRepairLoop, type RepairOptions, type RepairStats } from './mongo-repair.ts';
@@ -158,8 +165,7 @@ function isUnavailable(e: unknown): boolean {
 
 const isDuplicate = (e: unknown) => e instanceof MongoServerError && e.code === 11000;
 /** A duplicate key on `_id`, not on (aggregate, sequence): the driver's retry met its own document. */
-const duplicateOfId = (e: unknown) =>
-  e instanceof MongoServerError && (e.keyPattern?._id !== undefined || /index: _id_ /.test(e.message));
+const duplicateOfId = (e: unknown) => e instanceof MongoServerError && (e.keyPattern?._id !== undefined || /index: _id_ /.test(e.message));
 /**
  * `work`, or UnavailableError once `ms` have passed without its answer (0: no bound). The driver
  * has no bound of its own on an answer that never comes (its timeoutMS does nothing in this
@@ -257,7 +263,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     candidate.on('commandStarted', (e) => {
       const target = e.command[e.commandName];
       const collection = typeof target === 'string' ? { collection: target } : {};
-      for (const inspect of inspectors) inspect({ command: e.commandName, ...collection, body: e.command, background: background.getStore() === true });
+      for (const inspect of inspectors)
+        inspect({ command: e.commandName, ...collection, body: e.command, background: background.getStore() === true });
       emit({ phase: 'started', requestId: e.requestId, command: e.commandName, ...collection });
     });
     candidate.on('commandSucceeded', (e) => emit({ phase: 'succeeded', requestId: e.requestId, command: e.commandName }));
@@ -274,7 +281,10 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
       ensureCreatedAt().catch(() => {}); // awaited (and retried) by the repair loop
       prepareShardKeys().catch((e: unknown) => {
         if (closed) return; // closed before they were built: nothing to say
-        console.warn('mongo store: shard key indexes not built (sharding a non-empty collection needs them; docs/sharding.md); retried by the next start:', (e as Error).message);
+        console.warn(
+          'mongo store: shard key indexes not built (sharding a non-empty collection needs them; docs/sharding.md); retried by the next start:',
+          (e as Error).message,
+        );
       });
     } catch (e) {
       await candidate.close().catch(() => {});
@@ -381,7 +391,11 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     // upsert inserted first; the second attempt settles which.
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
-        const result = await states(type).updateOne({ _id: id, sequence: { $lt: snap.sequence } }, { $set: withSearch(type, fields) }, { upsert: true });
+        const result = await states(type).updateOne(
+          { _id: id, sequence: { $lt: snap.sequence } },
+          { $set: withSearch(type, fields) },
+          { upsert: true },
+        );
         return result.modifiedCount + result.upsertedCount > 0;
       } catch (e) {
         if (!isDuplicate(e)) throw e;
@@ -430,17 +444,20 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
   const repairs = new Set<NodeJS.Timeout>();
   function repairLater(type: AggregateType, id: string, base: Snapshot<unknown> | null, attempt = 1): void {
     if (closed || attempt > 5) return;
-    const timer = setTimeout(() => {
-      repairs.delete(timer);
-      run(async () => {
-        const doc = await loadOne(type, id);
-        // Settled when the document has caught up (by us or by a later write).
-        const from = doc && doc.sequence > (base?.sequence ?? 0) ? doc : base;
-        const caught = await catchUpFrom(type, id, from);
-        const saved = await loadOne(type, id);
-        if ((saved?.sequence ?? 0) < (caught?.sequence ?? 0)) throw new Error('state document still behind');
-      }).catch(() => repairLater(type, id, base, attempt + 1));
-    }, 250 * 2 ** attempt);
+    const timer = setTimeout(
+      () => {
+        repairs.delete(timer);
+        run(async () => {
+          const doc = await loadOne(type, id);
+          // Settled when the document has caught up (by us or by a later write).
+          const from = doc && doc.sequence > (base?.sequence ?? 0) ? doc : base;
+          const caught = await catchUpFrom(type, id, from);
+          const saved = await loadOne(type, id);
+          if ((saved?.sequence ?? 0) < (caught?.sequence ?? 0)) throw new Error('state document still behind');
+        }).catch(() => repairLater(type, id, base, attempt + 1));
+      },
+      250 * 2 ** attempt,
+    );
     timer.unref();
     repairs.add(timer);
   }
@@ -557,11 +574,13 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         const unique = [...new Set(ids)];
         const result = new Map<string, Snapshot<S>>();
         if (unique.length === 0) return result;
-        const docs = unique.length === 1
-          ? [await states(type).findOne({ _id: unique[0]! }, { signal })].filter((d) => d !== null)
-          : await withinBudget(states(type).find({ _id: { $in: unique } }, { signal }), maxBytes);
+        const docs =
+          unique.length === 1
+            ? [await states(type).findOne({ _id: unique[0]! }, { signal })].filter((d) => d !== null)
+            : await withinBudget(states(type).find({ _id: { $in: unique } }, { signal }), maxBytes);
         // One document comes whole (at most 16 MB): it is weighed after the read.
-        if (unique.length === 1 && maxBytes !== undefined && docs[0] && snapshotWeight(docs[0]) > maxBytes) throw new ReadLimitError(maxBytes, 0);
+        if (unique.length === 1 && maxBytes !== undefined && docs[0] && snapshotWeight(docs[0]) > maxBytes)
+          throw new ReadLimitError(maxBytes, 0);
         for (const doc of docs) result.set(doc._id, toSnapshot<S>(doc));
         return result;
       }),
@@ -583,8 +602,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
           current = await catchUpFrom<S>(aggregateType, aggregateId, await loadOne<S>(aggregateType, aggregateId));
           const expected = (current?.sequence ?? 0) + 1;
           if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
-          if (sequence > expected)
-            throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+          if (sequence > expected) throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
         }
 
         const claims = [...new Set(opts?.claims ?? [])];
@@ -611,7 +629,8 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
         } catch (e) {
           // A lost answer (timeout, dropped connection), or a duplicate key from the driver's
           // retry of a write the server had made: this very document may be stored.
-          const mayBeOurs = failures.length === 0 && doc._id !== undefined && (isDuplicate(e) ? duplicateOfId(e) : !(e instanceof ConcurrencyError));
+          const mayBeOurs =
+            failures.length === 0 && doc._id !== undefined && (isDuplicate(e) ? duplicateOfId(e) : !(e instanceof ConcurrencyError));
           const written = mayBeOurs ? await wasWritten(doc._id!) : false;
           if (written !== true) {
             // Not known (the server gone again): if it was written, its state document is caught up later.

@@ -178,7 +178,9 @@ export async function createMongoLeaseStore(options: { url: string; dbName: stri
     },
     renew,
     async release(id, token, highest) {
-      await run((leases) => leases.updateOne({ _id: id, token }, { $set: { hi: Math.floor(highest), expiresAt: new Date(0) }, $unset: { token: '' } }));
+      await run((leases) =>
+        leases.updateOne({ _id: id, token }, { $set: { hi: Math.floor(highest), expiresAt: new Date(0) }, $unset: { token: '' } }),
+      );
     },
     async close() {
       closed = true;

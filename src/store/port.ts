@@ -97,7 +97,6 @@ export class ConstraintError extends Error {
   }
 }
 
-
 export interface AppendOptions<S = unknown> {
   /** Uniqueness keys to claim before the append; released if the append fails. */
   claims?: string[];

@@ -97,6 +97,7 @@ export interface UserSearch {
 
 /** The sort key of a user row, for cursors: the same value the adapters order by. */
 export function userKey(sort: UserSortField, row: { id: string; fields: UserSearchFields; creationDate: Date; changeDate: Date }): UserKey {
-  const value = sort === 'USERNAME' ? row.fields.username : sort === 'CREATION_DATE' ? row.creationDate.getTime() : row.changeDate.getTime();
+  const value =
+    sort === 'USERNAME' ? row.fields.username : sort === 'CREATION_DATE' ? row.creationDate.getTime() : row.changeDate.getTime();
   return { value, id: row.id };
 }

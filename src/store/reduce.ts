@@ -3,11 +3,7 @@
 import type { Reducer, Snapshot, StoredEvent } from './port.ts';
 
 /** Applies events (in sequence order) on top of a snapshot; null stays null when there are none. */
-export function reduceEvents<S>(
-  reducer: Reducer<S>,
-  base: Snapshot<S> | null,
-  events: readonly StoredEvent[],
-): Snapshot<S> | null {
+export function reduceEvents<S>(reducer: Reducer<S>, base: Snapshot<S> | null, events: readonly StoredEvent[]): Snapshot<S> | null {
   let snap = base;
   for (const event of events) {
     snap = {

@@ -38,8 +38,42 @@ export interface BulkLoaded {
   sampleUserIds: string[];
 }
 
-export const FIRST = ['Ada', 'Alan', 'Grace', 'Linus', 'Margaret', 'Dennis', 'Barbara', 'Ken', 'Frances', 'John', 'Radia', 'Edsger', 'Hedy', 'Tim', 'Karen', 'Donald'];
-const LAST = ['Lovelace', 'Turing', 'Hopper', 'Torvalds', 'Hamilton', 'Ritchie', 'Liskov', 'Thompson', 'Allen', 'Backus', 'Perlman', 'Dijkstra', 'Lamarr', 'Lee', 'Jones', 'Knuth'];
+export const FIRST = [
+  'Ada',
+  'Alan',
+  'Grace',
+  'Linus',
+  'Margaret',
+  'Dennis',
+  'Barbara',
+  'Ken',
+  'Frances',
+  'John',
+  'Radia',
+  'Edsger',
+  'Hedy',
+  'Tim',
+  'Karen',
+  'Donald',
+];
+const LAST = [
+  'Lovelace',
+  'Turing',
+  'Hopper',
+  'Torvalds',
+  'Hamilton',
+  'Ritchie',
+  'Liskov',
+  'Thompson',
+  'Allen',
+  'Backus',
+  'Perlman',
+  'Dijkstra',
+  'Lamarr',
+  'Lee',
+  'Jones',
+  'Knuth',
+];
 
 /** The i-th generated user of a load (first name FIRST[i % 16]; email `<username>@bulk.example.com`, verified for even i). */
 export function bulkUser(i: number, tag: string): UserAdded {
@@ -47,9 +81,21 @@ export function bulkUser(i: number, tag: string): UserAdded {
   const username = `${first}.${last}.${tag}${i}`.toLowerCase();
   return {
     username,
-    profile: { firstName: first, lastName: last, nickName: null, displayName: `${first} ${last}`, preferredLanguage: 'en', gender: 'GENDER_UNSPECIFIED' },
+    profile: {
+      firstName: first,
+      lastName: last,
+      nickName: null,
+      displayName: `${first} ${last}`,
+      preferredLanguage: 'en',
+      gender: 'GENDER_UNSPECIFIED',
+    },
     email: { email: `${username}@bulk.example.com`, isVerified: i % 2 === 0 },
-    phone: null, passwordHash: null, passwordChangeRequired: false, metadata: [], idpLinks: [], u2fTokens: [],
+    phone: null,
+    passwordHash: null,
+    passwordChangeRequired: false,
+    metadata: [],
+    idpLinks: [],
+    u2fTokens: [],
   };
 }
 
@@ -89,7 +135,10 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
       const name = `Bulk ${tag} ${i + 1}`;
       const dns = orgDomain(name, domain);
       append(w, 'org', {
-        aggregateId: orgId, ...orgEvent.added(name, dns), resourceOwner: orgId, createdAt: new Date(now - users * 1000),
+        aggregateId: orgId,
+        ...orgEvent.added(name, dns),
+        resourceOwner: orgId,
+        createdAt: new Date(now - users * 1000),
         claims: [`orgDomain:${dns}`, `orgName:${name.toLowerCase()}`],
       });
     });
@@ -100,8 +149,11 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
       const username = user.username;
       const id = ids.next();
       append(w, 'user', {
-        aggregateId: id, ...userEvent.added(user), resourceOwner: orgIds[i % orgCount]!,
-        createdAt: new Date(now - (users - i) * 1000), claims: [`username:${username}`],
+        aggregateId: id,
+        ...userEvent.added(user),
+        resourceOwner: orgIds[i % orgCount]!,
+        createdAt: new Date(now - (users - i) * 1000),
+        claims: [`username:${username}`],
       });
       if (i % sampleEvery === 0 || i === users - 1) sampleUserIds.push(id);
       if ((i + 1) % batch === 0) {
@@ -128,7 +180,9 @@ if (import.meta.main) {
   }
   const started = Date.now();
   await bulkLoadUsers({
-    dataDir, users: Number(users), orgs: orgs ? Number(orgs) : undefined,
+    dataDir,
+    users: Number(users),
+    orgs: orgs ? Number(orgs) : undefined,
     onProgress: (n) => process.stderr.write(`\r${n} users, ${((Date.now() - started) / 1000).toFixed(1)} s`),
   });
   process.stderr.write(`\n${users} users written to ${join(dataDir, DB_FILE)} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

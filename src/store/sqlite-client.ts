@@ -29,7 +29,8 @@ export function startSqliteWorker(path: string): SqliteClient {
     const c = calls.get(id);
     calls.delete(id);
     if (calls.size === 0) worker.unref();
-    if (error) c?.reject(new UnavailableError('store unavailable', { cause: Object.assign(new Error(error.message), { code: error.code }) }));
+    if (error)
+      c?.reject(new UnavailableError('store unavailable', { cause: Object.assign(new Error(error.message), { code: error.code }) }));
     else c?.resolve(result);
   });
   worker.on('error', fail);

@@ -63,8 +63,16 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 `;
 
 const SEARCH_COLUMNS: [Exclude<keyof SearchRow, 'id'>, string][] = [
-  ['org', 'org'], ['username', 'username'], ['email', 'email'], ['displayName', 'display_name'], ['firstName', 'first_name'],
-  ['lastName', 'last_name'], ['state', 'state'], ['emailVerified', 'email_verified'], ['created', 'created'], ['changed', 'changed'],
+  ['org', 'org'],
+  ['username', 'username'],
+  ['email', 'email'],
+  ['displayName', 'display_name'],
+  ['firstName', 'first_name'],
+  ['lastName', 'last_name'],
+  ['state', 'state'],
+  ['emailVerified', 'email_verified'],
+  ['created', 'created'],
+  ['changed', 'changed'],
 ];
 
 /**
@@ -112,7 +120,19 @@ export function prepareWrites(db: DatabaseSync) {
   const putSearch = (r: SearchRow): void => {
     const old = searchOf.get(r.id) as Record<string, unknown> | undefined;
     if (!old) {
-      insertSearch.run(r.id, r.org, r.username, r.email, r.displayName, r.firstName, r.lastName, r.state, r.emailVerified, r.created, r.changed);
+      insertSearch.run(
+        r.id,
+        r.org,
+        r.username,
+        r.email,
+        r.displayName,
+        r.firstName,
+        r.lastName,
+        r.state,
+        r.emailVerified,
+        r.created,
+        r.changed,
+      );
       return;
     }
     const changed = SEARCH_COLUMNS.filter(([field]) => old[field] !== r[field]);

@@ -128,7 +128,8 @@ export function searchQuery(search: UserSearch): { sql: string; params: SQLInput
   const w = where(search.filter, driven);
   const sorted = `u.${sortColumn[search.sort]}`;
   const direction = search.descending ? 'DESC' : 'ASC';
-  if (search.after) w.add(`(${w.col(sorted)}, ${w.col('u.id')}) ${search.descending ? '<' : '>'} (?, ?)`, search.after.value, search.after.id);
+  if (search.after)
+    w.add(`(${w.col(sorted)}, ${w.col('u.id')}) ${search.descending ? '<' : '>'} (?, ?)`, search.after.value, search.after.id);
   // The page is chosen on user_search alone, and only its rows are joined to their states:
   // joining first would read the state of every match (90 ms for a prefix matching 6,250).
   const sql = `SELECT s.id, s.sequence

@@ -103,7 +103,10 @@ function appendOne(row: AppendRow): AppendResult {
 function handle(req: Request): unknown {
   switch (req.op) {
     case 'open':
-      return { empty: read.anyEvent.get() === undefined, importedFrom: (read.meta.get('imported_from') as { value: string } | undefined)?.value ?? null };
+      return {
+        empty: read.anyEvent.get() === undefined,
+        importedFrom: (read.meta.get('imported_from') as { value: string } | undefined)?.value ?? null,
+      };
     case 'ping':
       return null;
     case 'load': {
@@ -123,7 +126,10 @@ function handle(req: Request): unknown {
       // The events after the stored state or after the caller's, whichever is further.
       const state = read.state.get(req.type, req.id) as StateRow | undefined;
       const from = Math.max(req.after, state?.sequence ?? 0) + 1;
-      return { state: state && state.sequence > req.after ? state : null, events: read.events.all(req.type, req.id, from, Number.MAX_SAFE_INTEGER) };
+      return {
+        state: state && state.sequence > req.after ? state : null,
+        events: read.events.all(req.type, req.id, from, Number.MAX_SAFE_INTEGER),
+      };
     }
     case 'append':
       return req.rows.length === 1 ? appendAlone(req.rows[0]!) : inTransaction(() => req.rows.map(appendOne));

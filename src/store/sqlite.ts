@@ -41,7 +41,18 @@ import { keyOf, PendingAppends, type Pending } from './pending-appends.ts';
 import { SnapshotCache } from './snapshot-cache.ts';
 import { noteWeight, snapshotWeight } from './weight.ts';
 import { startSqliteWorker } from './sqlite-client.ts';
-import { eventOf, eventRow, fromJson, searchRow, snapshotOf, stateRow, toJson, type AppendRow, type EventRow, type StateRow } from './sqlite-rows.ts';
+import {
+  eventOf,
+  eventRow,
+  fromJson,
+  searchRow,
+  snapshotOf,
+  stateRow,
+  toJson,
+  type AppendRow,
+  type EventRow,
+  type StateRow,
+} from './sqlite-rows.ts';
 import { DB_FILE, type AppendResult } from './sqlite-schema.ts';
 
 export interface SqliteStoreOptions {
@@ -62,7 +73,14 @@ export interface SqliteStore extends EventStore {
    * read from the database: state rows, event rows; `cached` snapshots in memory now, and
    * their weight (`cachedBytes`).
    */
-  readonly stats: { appends: number; syncs: number; statesRead: number; eventsRead: number; readonly cached: number; readonly cachedBytes: number };
+  readonly stats: {
+    appends: number;
+    syncs: number;
+    statesRead: number;
+    eventsRead: number;
+    readonly cached: number;
+    readonly cachedBytes: number;
+  };
 }
 
 /** The worker's answer to a load: the rows found, and where it stopped for maxBytes (null: it did not). */
@@ -72,7 +90,11 @@ export const DEFAULT_CACHE_ENTRIES = 20_000;
 export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 const IMPORTED_SUFFIX = '.imported';
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   const { dataDir, reducers, userFields } = options;
@@ -85,12 +107,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
   await chmod(path, FILE_MODE);
 
   const worker = startSqliteWorker(path);
-  const opened = await worker
-    .call<{ empty: boolean; importedFrom: string | null }>({ op: 'open' })
-    .catch(async (e) => {
-      await worker.terminate();
-      throw worker.failure ?? e;
-    });
+  const opened = await worker.call<{ empty: boolean; importedFrom: string | null }>({ op: 'open' }).catch(async (e) => {
+    await worker.terminate();
+    throw worker.failure ?? e;
+  });
   await importOldLog(opened).catch(async (e) => {
     await worker.call({ op: 'close' }).catch(() => {});
     await worker.terminate();
@@ -110,7 +130,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     warn(`imported the old event log into ${DB_FILE} and renamed it`, { events: count, from: log, to: target });
   }
 
-  const cache = new SnapshotCache({ maxEntries: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES, maxBytes: options.cacheBytes ?? DEFAULT_CACHE_BYTES });
+  const cache = new SnapshotCache({
+    maxEntries: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES,
+    maxBytes: options.cacheBytes ?? DEFAULT_CACHE_BYTES,
+  });
   const pending = new PendingAppends<AppendRow>();
   let flushing: Promise<void> | undefined;
   let closed = false;
@@ -190,7 +213,9 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       const key = keyOf(type, id);
       const hit = cache.get(key);
       if (hit) return hit as Snapshot<S>;
-      const { rows: [row] } = await worker.call<Loaded>({ op: 'load', type, ids: [id] });
+      const {
+        rows: [row],
+      } = await worker.call<Loaded>({ op: 'load', type, ids: [id] });
       return row ? (remember(type, fromStateRow(row), row.state) as Snapshot<S>) : null;
     },
 
@@ -207,7 +232,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       }
       if (maxBytes !== undefined && weight > maxBytes) throw new ReadLimitError(maxBytes, 0);
       if (missing.length > 0) {
-        const loaded = await worker.call<Loaded>({ op: 'load', type, ids: missing, maxBytes: maxBytes === undefined ? undefined : maxBytes - weight });
+        const loaded = await worker.call<Loaded>({
+          op: 'load',
+          type,
+          ids: missing,
+          maxBytes: maxBytes === undefined ? undefined : maxBytes - weight,
+        });
         for (const row of loaded.rows) result.set(row.id, remember(type, fromStateRow(row), row.state) as Snapshot<S>);
         if (loaded.stoppedAt !== null) throw new ReadLimitError(maxBytes!, 0);
       }
@@ -219,7 +249,12 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
     // the call is waited for, so a loser of a race sees the winner after its error.
     catchUp: async <S>(type: AggregateType, id: string, known: Snapshot<S> | null) => {
       await pending.settled(keyOf(type, id));
-      const found = await worker.call<{ state: StateRow | null; events: EventRow[] }>({ op: 'catchUp', type, id, after: known?.sequence ?? 0 });
+      const found = await worker.call<{ state: StateRow | null; events: EventRow[] }>({
+        op: 'catchUp',
+        type,
+        id,
+        after: known?.sequence ?? 0,
+      });
       const base = found.state ? fromStateRow(found.state) : known;
       if (found.events.length === 0) return found.state ? (remember(type, base!, found.state.state) as Snapshot<S>) : known;
       const caught = reduceEvents(reducers[type], base, fromEventRows(found.events))!;
@@ -238,7 +273,8 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       if (opts?.base !== undefined && sequence !== (opts.base?.sequence ?? 0) + 1)
         throw new Error(`append: sequence ${sequence} does not follow the base's ${opts.base?.sequence ?? 0}`);
       // No base: the store reads the aggregate caught up itself (tools, setup).
-      const caught = opts?.base === undefined && tipOf(key) === undefined ? await store.catchUp(aggregateType, aggregateId, null) : undefined;
+      const caught =
+        opts?.base === undefined && tipOf(key) === undefined ? await store.catchUp(aggregateType, aggregateId, null) : undefined;
 
       // The tip in memory (committed or accepted) is the expected state, so a base given by the
       // caller is only checked; not in memory, the base is the state and the worker checks it.
@@ -248,8 +284,7 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       if (tip !== undefined) {
         const expected = (tip?.sequence ?? 0) + 1;
         if (sequence < expected) throw new ConcurrencyError(aggregateType, aggregateId, sequence);
-        if (sequence > expected)
-          throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
+        if (sequence > expected) throw new Error(`sequence gap: ${aggregateType} ${aggregateId} expects ${expected}, got ${sequence}`);
       }
       const claims = [...new Set(opts?.claims ?? [])];
       for (const claim of claims) {
@@ -292,7 +327,8 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       return holder && { aggregateType: holder.aggregateType, aggregateId: holder.aggregateId };
     },
 
-    events: async (type, id) => fromEventRows(await worker.call<EventRow[]>({ op: 'events', type, id, from: 1, to: Number.MAX_SAFE_INTEGER })),
+    events: async (type, id) =>
+      fromEventRows(await worker.call<EventRow[]>({ op: 'events', type, id, from: 1, to: Number.MAX_SAFE_INTEGER })),
 
     eventRange: async (type, id, from, to) => fromEventRows(await worker.call<EventRow[]>({ op: 'events', type, id, from, to })),
 
@@ -308,7 +344,10 @@ export async function createSqliteStore(options: SqliteStoreOptions): Promise<Sq
       const page = found.map(({ id, sequence }) => held(id, sequence));
       const missing = found.filter((_, i) => page[i] === undefined).map(({ id }) => id);
       // The worker stops at the budget (what memory already holds costs nothing more, but counts).
-      const loaded = missing.length > 0 ? await worker.call<Loaded>({ op: 'load', type: 'user', ids: missing, maxBytes: search.maxBytes }) : { rows: [], stoppedAt: null };
+      const loaded =
+        missing.length > 0
+          ? await worker.call<Loaded>({ op: 'load', type: 'user', ids: missing, maxBytes: search.maxBytes })
+          : { rows: [], stoppedAt: null };
       const rows = new Map(loaded.rows.map((row) => [row.id, row]));
       found.forEach(({ id }, i) => {
         const row = rows.get(id);

@@ -1,7 +1,12 @@
 // google.rpc.BadRequest and google.rpc.RetryInfo (googleapis google/rpc/error_details.proto)
 // as descriptors built in code: no installed package carries them, and only these are needed.
 import { create, createFileRegistry, type DescMessage } from '@bufbuild/protobuf';
-import { FieldDescriptorProto_Label, FieldDescriptorProto_Type, FileDescriptorProtoSchema, file_google_protobuf_duration } from '@bufbuild/protobuf/wkt';
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FileDescriptorProtoSchema,
+  file_google_protobuf_duration,
+} from '@bufbuild/protobuf/wkt';
 
 const { OPTIONAL, REPEATED } = FieldDescriptorProto_Label;
 const { STRING, MESSAGE } = FieldDescriptorProto_Type;
@@ -14,11 +19,22 @@ const file = create(FileDescriptorProtoSchema, {
   messageType: [
     {
       name: 'RetryInfo',
-      field: [{ name: 'retry_delay', jsonName: 'retryDelay', number: 1, label: OPTIONAL, type: MESSAGE, typeName: '.google.protobuf.Duration' }],
+      field: [
+        { name: 'retry_delay', jsonName: 'retryDelay', number: 1, label: OPTIONAL, type: MESSAGE, typeName: '.google.protobuf.Duration' },
+      ],
     },
     {
       name: 'BadRequest',
-      field: [{ name: 'field_violations', jsonName: 'fieldViolations', number: 1, label: REPEATED, type: MESSAGE, typeName: '.google.rpc.BadRequest.FieldViolation' }],
+      field: [
+        {
+          name: 'field_violations',
+          jsonName: 'fieldViolations',
+          number: 1,
+          label: REPEATED,
+          type: MESSAGE,
+          typeName: '.google.rpc.BadRequest.FieldViolation',
+        },
+      ],
       nestedType: [
         {
           name: 'FieldViolation',
@@ -32,7 +48,9 @@ const file = create(FileDescriptorProtoSchema, {
   ],
 });
 
-const registry = createFileRegistry(file, (name) => (name === 'google/protobuf/duration.proto' ? file_google_protobuf_duration : undefined));
+const registry = createFileRegistry(file, (name) =>
+  name === 'google/protobuf/duration.proto' ? file_google_protobuf_duration : undefined,
+);
 
 /** google.rpc.BadRequest: `{ fieldViolations: [{ field, description }] }`. */
 export const BadRequestSchema: DescMessage = registry.getMessage('google.rpc.BadRequest')!;

@@ -31,7 +31,12 @@ import { unary, type WireDeps } from './context.ts';
 import type { FieldRenames } from './errors.ts';
 
 /** The command's paging fields in the request's names. */
-const renames: FieldRenames = { first: 'query.limit', last: 'query.limit', beforeSequence: 'query.sequence', afterSequence: 'query.sequence' };
+const renames: FieldRenames = {
+  first: 'query.limit',
+  last: 'query.limit',
+  beforeSequence: 'query.sequence',
+  afterSequence: 'query.sequence',
+};
 
 const toNumber = (n: bigint): number => (n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n));
 
@@ -55,7 +60,13 @@ export async function listChanges(
   const asc = query?.asc ?? false;
   const sequence = toNumber(query?.sequence ?? 0n);
   const limit = query?.limit ? query.limit : null;
-  const page = await historyFromSequence(ctx, kind, id, asc ? { afterSequence: sequence, limit } : { beforeSequence: sequence, limit }, userScope);
+  const page = await historyFromSequence(
+    ctx,
+    kind,
+    id,
+    asc ? { afterSequence: sequence, limit } : { beforeSequence: sequence, limit },
+    userScope,
+  );
   const events: StoredEvent[] = page.edges.map((e) => e.node);
   if (asc) events.reverse();
   const editorIds = [...new Set(events.map((e) => e.creator).filter((c) => c !== 'system'))];
@@ -78,10 +89,20 @@ export async function listChanges(
 }
 
 export const listUserChanges = (wire: WireDeps) =>
-  unary(wire, 'ListUserChanges', (ctx, req: { userId: string; query?: ChangeQuery }) => listChanges(ctx, 'user', req.userId, req.query, 'acting'), renames);
+  unary(
+    wire,
+    'ListUserChanges',
+    (ctx, req: { userId: string; query?: ChangeQuery }) => listChanges(ctx, 'user', req.userId, req.query, 'acting'),
+    renames,
+  );
 
 export const listOrgChanges = (wire: WireDeps) =>
   unary(wire, 'ListOrgChanges', (ctx, req: { query?: ChangeQuery }) => listChanges(ctx, 'org', null, req.query), renames);
 
 export const listProjectChanges = (wire: WireDeps) =>
-  unary(wire, 'ListProjectChanges', (ctx, req: { projectId: string; query?: ChangeQuery }) => listChanges(ctx, 'project', req.projectId, req.query), renames);
+  unary(
+    wire,
+    'ListProjectChanges',
+    (ctx, req: { projectId: string; query?: ChangeQuery }) => listChanges(ctx, 'project', req.projectId, req.query),
+    renames,
+  );

@@ -28,7 +28,8 @@ export const detailsV2 = (d: Details): DetailsV2 =>
   });
 
 /** An ISO time kept in a state (a password's time) as a google.protobuf.Timestamp; undefined stays unset. */
-export const timestampOfIso = (iso: string | undefined): Timestamp | undefined => (iso === undefined ? undefined : timestampFromDate(new Date(iso)));
+export const timestampOfIso = (iso: string | undefined): Timestamp | undefined =>
+  iso === undefined ? undefined : timestampFromDate(new Date(iso));
 
 /** The Details of a read aggregate, with its creation date. */
 export const snapshotDetails = (s: Snapshot<unknown>): Details => ({
@@ -45,12 +46,14 @@ export const opt = (s: string | undefined): string | undefined => (s === '' ? un
 export const enumName = (desc: DescEnum, n: number): string | number => desc.value[n]?.name ?? n;
 
 /** The number of an enum value name; 0 (UNSPECIFIED) when the enum has no such name. */
-export const enumNumber = (desc: DescEnum, name: string | null | undefined): number => (name ? (desc.values.find((v) => v.name === name)?.number ?? 0) : 0);
+export const enumNumber = (desc: DescEnum, name: string | null | undefined): number =>
+  name ? (desc.values.find((v) => v.name === name)?.number ?? 0) : 0;
 
 export const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 
 /** The zero value of a scalar or enum: proto3 cannot tell it from absent, and ZITADEL reads it as "not given". */
-const isZero = (v: unknown) => v === undefined || v === '' || v === 0 || v === 0n || v === false || (v instanceof Uint8Array && v.length === 0);
+const isZero = (v: unknown) =>
+  v === undefined || v === '' || v === 0 || v === 0n || v === false || (v instanceof Uint8Array && v.length === 0);
 
 /** The field carries something: a non-zero scalar or enum, a set oneof case, a non-empty list or map, a present message. */
 function carries(message: Record<string, unknown>, field: DescField): boolean {

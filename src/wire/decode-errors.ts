@@ -44,4 +44,7 @@ export const ACCEPTED_MESSAGE_ENCODINGS = ['gzip', 'br'] as const;
  * with grpc-accept-encoding listing them, as gRPC's compression.md says a server does.
  */
 export const unknownMessageEncoding = () =>
-  new ConnectError(`the request's grpc-encoding is not supported: send ${ACCEPTED_MESSAGE_ENCODINGS.join(', ')} or identity`, Code.Unimplemented);
+  new ConnectError(
+    `the request's grpc-encoding is not supported: send ${ACCEPTED_MESSAGE_ENCODINGS.join(', ')} or identity`,
+    Code.Unimplemented,
+  );

@@ -39,7 +39,11 @@ export function wireFieldPath(path: string, renames: FieldRenames = {}): string 
   return out;
 }
 
-const GRPC_CODES: Record<number, Code> = Object.fromEntries(Object.values(Code).filter((v) => typeof v === 'number').map((v) => [v, v as Code]));
+const GRPC_CODES: Record<number, Code> = Object.fromEntries(
+  Object.values(Code)
+    .filter((v) => typeof v === 'number')
+    .map((v) => [v, v as Code]),
+);
 
 /**
  * A stable id per error site: the code and a short hash of the message with its
@@ -58,20 +62,29 @@ function fieldViolations(error: AppError): FieldViolation[] {
 }
 
 /** The ConnectError for what a wire method threw. */
-export function toConnectError(err: unknown, logger: Logger, where: { method: string; renames?: FieldRenames; requestId?: string }): ConnectError {
+export function toConnectError(
+  err: unknown,
+  logger: Logger,
+  where: { method: string; renames?: FieldRenames; requestId?: string },
+): ConnectError {
   if (err instanceof ConnectError) return err;
   const known = asAppError(err);
   if (!known) {
-    logger.log('error', 'unexpected error', { requestId: where.requestId ?? null, method: where.method, error: String((err as Error)?.stack ?? err) });
+    logger.log('error', 'unexpected error', {
+      requestId: where.requestId ?? null,
+      method: where.method,
+      error: String((err as Error)?.stack ?? err),
+    });
     return new ConnectError('Unexpected error.', Code.Internal, undefined, [
       { desc: ErrorDetailSchema, value: { id: 'INTERNAL', message: 'Unexpected error. (INTERNAL)' } },
     ]);
   }
   const violations = fieldViolations(known).map((v) => ({ field: wireFieldPath(v.field, where.renames), description: v.description }));
   // The summary of invalidArgument() names the fields: in the wire's names here.
-  const text = violations.length > 0 && known.message.startsWith('Invalid input: ')
-    ? `Invalid input: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`
-    : known.message;
+  const text =
+    violations.length > 0 && known.message.startsWith('Invalid input: ')
+      ? `Invalid input: ${violations.map((v) => `${v.field}: ${v.description}`).join('; ')}`
+      : known.message;
   const id = errorId(new AppError(known.code, text));
   const message = `${text} (${id})`;
   const details: ConstructorParameters<typeof ConnectError>[3] = [{ desc: ErrorDetailSchema, value: { id, message } }];

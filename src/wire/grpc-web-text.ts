@@ -50,7 +50,8 @@ const VALUE = new Uint8Array(256).fill(INVALID);
 for (let i = 0; i < ALPHABET.length; i++) VALUE[ALPHABET.charCodeAt(i)] = i;
 VALUE['='.charCodeAt(0)] = PAD;
 
-const invalid = (why: string, at: number) => new ConnectError(`invalid grpc-web-text body: ${why} at character ${at}`, Code.InvalidArgument);
+const invalid = (why: string, at: number) =>
+  new ConnectError(`invalid grpc-web-text body: ${why} at character ${at}`, Code.InvalidArgument);
 
 /**
  * A streaming decoder of base64 text made of padded segments. `push` returns the bytes of the
@@ -82,7 +83,8 @@ export function createBase64Decoder() {
         if (a >= PAD) throw invalid(a === PAD ? "'=' not at the end of a quantum" : 'not a base64 character', seen + i);
         if (b >= PAD) throw invalid(b === PAD ? "'=' not at the end of a quantum" : 'not a base64 character', seen + i + 1);
         if (c === INVALID) throw invalid('not a base64 character', seen + i + 2);
-        if (d !== PAD) throw invalid(d === INVALID ? 'not a base64 character' : "'=' not at the end of a quantum", seen + i + (d === INVALID ? 3 : 2));
+        if (d !== PAD)
+          throw invalid(d === INVALID ? 'not a base64 character' : "'=' not at the end of a quantum", seen + i + (d === INVALID ? 3 : 2));
         out[o++] = (a << 2) | (b >> 4);
         if (c !== PAD) out[o++] = ((b & 15) << 4) | (c >> 2);
       }

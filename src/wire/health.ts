@@ -23,7 +23,16 @@ export const healthFile = create(FileDescriptorProtoSchema, {
     },
     {
       name: 'HealthCheckResponse',
-      field: [{ name: 'status', jsonName: 'status', number: 1, label: OPTIONAL, type: ENUM, typeName: '.grpc.health.v1.HealthCheckResponse.ServingStatus' }],
+      field: [
+        {
+          name: 'status',
+          jsonName: 'status',
+          number: 1,
+          label: OPTIONAL,
+          type: ENUM,
+          typeName: '.grpc.health.v1.HealthCheckResponse.ServingStatus',
+        },
+      ],
       enumType: [
         {
           name: 'ServingStatus',
@@ -42,7 +51,12 @@ export const healthFile = create(FileDescriptorProtoSchema, {
       name: 'Health',
       method: [
         { name: 'Check', inputType: '.grpc.health.v1.HealthCheckRequest', outputType: '.grpc.health.v1.HealthCheckResponse' },
-        { name: 'Watch', inputType: '.grpc.health.v1.HealthCheckRequest', outputType: '.grpc.health.v1.HealthCheckResponse', serverStreaming: true },
+        {
+          name: 'Watch',
+          inputType: '.grpc.health.v1.HealthCheckRequest',
+          outputType: '.grpc.health.v1.HealthCheckResponse',
+          serverStreaming: true,
+        },
       ],
     },
   ],
@@ -82,7 +96,11 @@ export interface HealthOptions {
 export function healthService({ services, ready }: HealthOptions) {
   const known = new Set(['', ...services]);
   const status = async (service: string) =>
-    !known.has(service) ? ServingStatus.SERVICE_UNKNOWN : (await ready().catch(() => false)) ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    !known.has(service)
+      ? ServingStatus.SERVICE_UNKNOWN
+      : (await ready().catch(() => false))
+        ? ServingStatus.SERVING
+        : ServingStatus.NOT_SERVING;
   const answer = (s: ServingStatus) => create(HealthCheckResponseSchema, { status: s } as never);
   return {
     async check(req: { service: string }) {

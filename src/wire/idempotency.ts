@@ -20,18 +20,22 @@ import { isReadMethod, requestStateKey } from './context.ts';
 import { toConnectError } from './errors.ts';
 
 /** What is kept of a wire answer (sealed by the core). */
-export type WireAnswer =
-  | { message: string }
-  | { error: { code: Code; message: string; details: { type: string; value: string }[] } };
+export type WireAnswer = { message: string } | { error: { code: Code; message: string; details: { type: string; value: string }[] } };
 
-const NOT_KEPT = new Set<Code>([Code.Unavailable, Code.Internal, Code.ResourceExhausted, Code.Unknown, Code.Canceled, Code.DeadlineExceeded, Code.Aborted]);
+const NOT_KEPT = new Set<Code>([
+  Code.Unavailable,
+  Code.Internal,
+  Code.ResourceExhausted,
+  Code.Unknown,
+  Code.Canceled,
+  Code.DeadlineExceeded,
+  Code.Aborted,
+]);
 
 const REPLAYED = 'idempotency-replayed';
 
 /** The field violation names the header as it is sent, not as a snake_case message field. */
 const KEY_FIELD = { 'Idempotency-Key': 'Idempotency-Key' };
-
-
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 const bytesOf = (text: string) => new Uint8Array(Buffer.from(text, 'base64'));
@@ -123,6 +127,9 @@ export function withIdempotency<T extends object>(impl: T, options: { idempotenc
   const { idempotency, logger } = options;
   if (!idempotency) return impl;
   return Object.fromEntries(
-    Object.entries(impl).map(([name, run]) => [name, typeof run === 'function' ? idempotentMethod(run as Method, idempotency, logger) : run]),
+    Object.entries(impl).map(([name, run]) => [
+      name,
+      typeof run === 'function' ? idempotentMethod(run as Method, idempotency, logger) : run,
+    ]),
   ) as T;
 }

@@ -20,7 +20,13 @@ import { managementService } from './management.ts';
 import { organizationService } from './orgs-v2.ts';
 import { organizationServiceV2beta } from './orgs-v2beta.ts';
 import { codeName, toConnectError } from './errors.ts';
-import { REFLECTION_SERVICES, ServerReflectionV1AlphaService, ServerReflectionV1Service, reflectionService, type StreamLimits } from './reflection.ts';
+import {
+  REFLECTION_SERVICES,
+  ServerReflectionV1AlphaService,
+  ServerReflectionV1Service,
+  reflectionService,
+  type StreamLimits,
+} from './reflection.ts';
 import { restService, type RestService } from './rest.ts';
 import { createRpcAdapter } from './rpc-adapter.ts';
 import { userService } from './users-v2.ts';
@@ -29,7 +35,14 @@ import { userServiceV2beta } from './users-v2beta.ts';
 export type { WireDeps } from './context.ts';
 
 /** ZITADEL's services the gateway serves; v2beta beside v2, for the SDKs that still call it (@zitadel/node, Python). */
-export const WIRE_SERVICES = [AuthService, ManagementService, UserService, OrganizationService, UserServiceV2beta, OrganizationServiceV2beta] as const;
+export const WIRE_SERVICES = [
+  AuthService,
+  ManagementService,
+  UserService,
+  OrganizationService,
+  UserServiceV2beta,
+  OrganizationServiceV2beta,
+] as const;
 
 /** Beside them over RPC only: grpc.health.v1.Health and server reflection (v1 and v1alpha), for grpcurl and probes. */
 const ALL_SERVICES = [...WIRE_SERVICES, HealthService, ...REFLECTION_SERVICES];

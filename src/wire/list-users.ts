@@ -148,11 +148,27 @@ function slot(into: Conditions, at: string, key: string, t: Translation, by: str
  * A list of queries (all must hold) into the conditions `into` at command path `at`. `top`:
  * the request's own list (or an and_query in it), where organization_id_query may stand.
  */
-function translateQueries(schema: DescMessage, queries: readonly AnyQuery[], path: string, into: Conditions, at: string, top: boolean, t: Translation): void {
+function translateQueries(
+  schema: DescMessage,
+  queries: readonly AnyQuery[],
+  path: string,
+  into: Conditions,
+  at: string,
+  top: boolean,
+  t: Translation,
+): void {
   queries.forEach((q, i) => translateQuery(schema, q, `${path}[${i}]`, into, at, top, t));
 }
 
-function translateQuery(schema: DescMessage, q: AnyQuery, reqPath: string, into: Conditions, at: string, top: boolean, t: Translation): void {
+function translateQuery(
+  schema: DescMessage,
+  q: AnyQuery,
+  reqPath: string,
+  into: Conditions,
+  at: string,
+  top: boolean,
+  t: Translation,
+): void {
   const kind = q.query.case;
   const field = kind ? schema.fields.find((f) => f.localName === kind) : undefined;
   if (!kind || !field || field.fieldKind !== 'message') {
@@ -210,8 +226,13 @@ function translateQuery(schema: DescMessage, q: AnyQuery, reqPath: string, into:
     const orgId = value[parts.value.localName] as string;
     // The descriptor's rule (validate.rules min_len 1): the command has no field to check it.
     if (orgId === '') t.violations.push({ field: `${fieldPath}.${parts.value.name}`, description: 'must not be empty' });
-    else if (!top) t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} inside or_query or not_query: it names the organization searched` });
-    else if (t.orgBy !== undefined) t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} beside ${t.orgBy}: one organization per search` });
+    else if (!top)
+      t.violations.push({
+        field: fieldPath,
+        description: `${UNSUPPORTED} inside or_query or not_query: it names the organization searched`,
+      });
+    else if (t.orgBy !== undefined)
+      t.violations.push({ field: fieldPath, description: `${UNSUPPORTED} beside ${t.orgBy}: one organization per search` });
     else {
       t.orgId = orgId;
       t.orgBy = fieldPath;
@@ -232,7 +253,9 @@ function wireName(renames: Map<string, string>, path: string): string {
 }
 
 const violationsOf = (err: AppError): FieldViolation[] =>
-  err.details.filter((d) => d['@type'] === BAD_REQUEST_TYPE).flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as FieldViolation[]) : []));
+  err.details
+    .filter((d) => d['@type'] === BAD_REQUEST_TYPE)
+    .flatMap((d) => (Array.isArray(d.fieldViolations) ? (d.fieldViolations as FieldViolation[]) : []));
 
 /** The command's INVALID_ARGUMENT with its fields in the request's names; any other failure as it is. */
 function renamed(err: unknown, renames: Map<string, string>): unknown {
@@ -251,10 +274,17 @@ async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum
 
   const column = nameOf(sortEnum, req.sortingColumn);
   const sort = SORTS[column];
-  if (!sort) t.violations.push({ field: 'sorting_column', description: `${column} ${UNSUPPORTED} (USER_FIELD_NAME_USER_NAME and USER_FIELD_NAME_CREATION_DATE are)` });
+  if (!sort)
+    t.violations.push({
+      field: 'sorting_column',
+      description: `${column} ${UNSUPPORTED} (USER_FIELD_NAME_USER_NAME and USER_FIELD_NAME_CREATION_DATE are)`,
+    });
   const offset = req.query?.offset ?? 0n;
   if (offset > BigInt(MAX_OFFSET)) {
-    t.violations.push({ field: 'query.offset', description: `must be at most ${MAX_OFFSET} (narrow the query, or page on from a later position)` });
+    t.violations.push({
+      field: 'query.offset',
+      description: `must be at most ${MAX_OFFSET} (narrow the query, or page on from a later position)`,
+    });
   }
 
   const input = {
@@ -280,7 +310,7 @@ async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum
 
   // The offset, in the command's own pages: each of its largest size, from the end cursor of the last.
   let after: string | undefined;
-  for (let skipped = 0; skipped < offset; ) {
+  for (let skipped = 0; skipped < offset;) {
     const step = await search({ first: Math.min(MAX_PAGE, Number(offset) - skipped), after });
     skipped += step.edges.length;
     if (!step.pageInfo.hasNextPage || !step.pageInfo.endCursor) return { users: [] as Snapshot<User>[], total: await step.totalCount() };
@@ -298,13 +328,27 @@ const V2 = { searchQuery: SearchQueryV2Schema, sortingColumn: sortingColumnEnum(
 const V1 = { searchQuery: SearchQueryV1Schema, sortingColumn: sortingColumnEnum(ListUsersRequestV1Schema) };
 
 /** zitadel.user.v2.UserService/ListUsers. */
-export async function listUsersV2(ctx: CommandContext, req: ListUsersRequestV2): Promise<MessageInitShape<typeof ListUsersResponseV2Schema>> {
+export async function listUsersV2(
+  ctx: CommandContext,
+  req: ListUsersRequestV2,
+): Promise<MessageInitShape<typeof ListUsersResponseV2Schema>> {
   const { users, total } = await listUsers(ctx, V2.searchQuery, V2.sortingColumn, req);
-  return { details: { totalResult: BigInt(total), timestamp: timestampNow() }, sortingColumn: req.sortingColumn, result: users.map((u) => userMessageV2(u)) };
+  return {
+    details: { totalResult: BigInt(total), timestamp: timestampNow() },
+    sortingColumn: req.sortingColumn,
+    result: users.map((u) => userMessageV2(u)),
+  };
 }
 
 /** zitadel.management.v1.ManagementService/ListUsers (the organization: x-zitadel-orgid, else the caller's). */
-export async function listUsersV1(ctx: CommandContext, req: ListUsersRequestV1): Promise<MessageInitShape<typeof ListUsersResponseV1Schema>> {
+export async function listUsersV1(
+  ctx: CommandContext,
+  req: ListUsersRequestV1,
+): Promise<MessageInitShape<typeof ListUsersResponseV1Schema>> {
   const { users, total } = await listUsers(ctx, V1.searchQuery, V1.sortingColumn, req);
-  return { details: { totalResult: BigInt(total), viewTimestamp: timestampNow() }, sortingColumn: req.sortingColumn, result: users.map(userV1) };
+  return {
+    details: { totalResult: BigInt(total), viewTimestamp: timestampNow() },
+    sortingColumn: req.sortingColumn,
+    result: users.map(userV1),
+  };
 }

@@ -3,7 +3,12 @@
 // the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
-import { AddOrgOIDCIDPRequestSchema, AddProjectRequestSchema, AddSAMLAppRequestSchema, ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
+import {
+  AddOrgOIDCIDPRequestSchema,
+  AddProjectRequestSchema,
+  AddSAMLAppRequestSchema,
+  ManagementService,
+} from '@zitadel/proto/zitadel/management_pb.js';
 import { ProjectStateSchema } from '@zitadel/proto/zitadel/project_pb.js';
 import { GenderSchema } from '@zitadel/proto/zitadel/user_pb.js';
 import * as idps from '../commands/idps.ts';
@@ -21,7 +26,12 @@ import { userV1 } from './users-v1.ts';
 // Request fields without a place in the commands; every other field of the implemented methods is mapped.
 const unsupported = {
   addOrgOIDCIDP: refuseUnsupported(AddOrgOIDCIDPRequestSchema, ['styling_type', 'auto_register']),
-  addProject: refuseUnsupported(AddProjectRequestSchema, ['project_role_assertion', 'project_role_check', 'has_project_check', 'private_labeling_setting']),
+  addProject: refuseUnsupported(AddProjectRequestSchema, [
+    'project_role_assertion',
+    'project_role_check',
+    'has_project_check',
+    'private_labeling_setting',
+  ]),
   addSAMLApp: refuseUnsupported(AddSAMLAppRequestSchema, ['login_version']),
 };
 
@@ -46,7 +56,9 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     })),
 
     setHumanPassword: unary(wire, 'SetHumanPassword', async (ctx, req) => ({
-      details: detailsV1(await users.setHumanPassword(ctx, { userId: req.userId, password: req.password, noChangeRequired: req.noChangeRequired })),
+      details: detailsV1(
+        await users.setHumanPassword(ctx, { userId: req.userId, password: req.password, noChangeRequired: req.noChangeRequired }),
+      ),
     })),
 
     addOrgOIDCIDP: unary(wire, 'AddOrgOIDCIDP', async (ctx, req) => {

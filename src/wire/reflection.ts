@@ -16,7 +16,15 @@
 // them all, each once, needs a quarter of it), which also holds when the rate limit is off or
 // its Redis is down. Past either the stream ends with RESOURCE_EXHAUSTED.
 import type { HandlerContext } from '@connectrpc/connect';
-import { create, createFileRegistry, createRegistry, toBinary, type DescFile, type DescMessage, type DescService } from '@bufbuild/protobuf';
+import {
+  create,
+  createFileRegistry,
+  createRegistry,
+  toBinary,
+  type DescFile,
+  type DescMessage,
+  type DescService,
+} from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
   FieldDescriptorProto_Label,
@@ -28,7 +36,15 @@ import {
 const { OPTIONAL, REPEATED } = FieldDescriptorProto_Label;
 const { STRING, MESSAGE, BYTES, INT32 } = FieldDescriptorProto_Type;
 
-type Field = { name: string; jsonName: string; number: number; label: FieldDescriptorProto_Label; type: FieldDescriptorProto_Type; typeName?: string; oneofIndex?: number };
+type Field = {
+  name: string;
+  jsonName: string;
+  number: number;
+  label: FieldDescriptorProto_Label;
+  type: FieldDescriptorProto_Type;
+  typeName?: string;
+  oneofIndex?: number;
+};
 const jsonName = (name: string) => name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 const field = (name: string, number: number, type: FieldDescriptorProto_Type, more: Partial<Field> = {}): Field => ({
   name,
@@ -74,7 +90,10 @@ function reflectionFile(version: 'v1' | 'v1alpha'): FileDescriptorProto {
         oneofDecl: [{ name: 'message_response' }],
       },
       { name: 'FileDescriptorResponse', field: [field('file_descriptor_proto', 1, BYTES, { label: REPEATED })] },
-      { name: 'ExtensionNumberResponse', field: [field('base_type_name', 1, STRING), field('extension_number', 2, INT32, { label: REPEATED })] },
+      {
+        name: 'ExtensionNumberResponse',
+        field: [field('base_type_name', 1, STRING), field('extension_number', 2, INT32, { label: REPEATED })],
+      },
       { name: 'ListServiceResponse', field: [field('service', 1, MESSAGE, { label: REPEATED, typeName: t('ServiceResponse') })] },
       { name: 'ServiceResponse', field: [field('name', 1, STRING)] },
       { name: 'ErrorResponse', field: [field('error_code', 1, INT32), field('error_message', 2, STRING)] },
@@ -95,8 +114,18 @@ function reflectionFile(version: 'v1' | 'v1alpha'): FileDescriptorProto {
     ],
     options:
       version === 'v1'
-        ? { goPackage: 'google.golang.org/grpc/reflection/grpc_reflection_v1', javaMultipleFiles: true, javaPackage: 'io.grpc.reflection.v1', javaOuterClassname: 'ServerReflectionProto' }
-        : { goPackage: 'google.golang.org/grpc/reflection/grpc_reflection_v1alpha', javaMultipleFiles: true, javaPackage: 'io.grpc.reflection.v1alpha', javaOuterClassname: 'ServerReflectionProto' },
+        ? {
+            goPackage: 'google.golang.org/grpc/reflection/grpc_reflection_v1',
+            javaMultipleFiles: true,
+            javaPackage: 'io.grpc.reflection.v1',
+            javaOuterClassname: 'ServerReflectionProto',
+          }
+        : {
+            goPackage: 'google.golang.org/grpc/reflection/grpc_reflection_v1alpha',
+            javaMultipleFiles: true,
+            javaPackage: 'io.grpc.reflection.v1alpha',
+            javaOuterClassname: 'ServerReflectionProto',
+          },
   });
 }
 
@@ -208,7 +237,10 @@ export function reflectionService(services: readonly DescService[], version: 'v1
     return out;
   };
 
-  const notFound = (what: string): ResponseBody => ({ case: 'errorResponse', value: { errorCode: Code.NotFound, errorMessage: `${what} not found` } });
+  const notFound = (what: string): ResponseBody => ({
+    case: 'errorResponse',
+    value: { errorCode: Code.NotFound, errorMessage: `${what} not found` },
+  });
   const filesBody = (file: DescFile | undefined, what: string, sent: Set<string>): ResponseBody =>
     file ? { case: 'fileDescriptorResponse', value: { fileDescriptorProto: withDependencies(file, sent) } } : notFound(what);
 
@@ -228,7 +260,10 @@ export function reflectionService(services: readonly DescService[], version: 'v1
       case 'allExtensionNumbersOfType': {
         const typeName = r.value.replace(/^\./, '');
         if (types.getMessage(typeName) === undefined) return notFound(`type ${JSON.stringify(r.value)}`);
-        return { case: 'allExtensionNumbersResponse', value: { baseTypeName: typeName, extensionNumber: extensionsOf(typeName).map((e) => e.number) } };
+        return {
+          case: 'allExtensionNumbersResponse',
+          value: { baseTypeName: typeName, extensionNumber: extensionsOf(typeName).map((e) => e.number) },
+        };
       }
       default:
         return { case: 'errorResponse', value: { errorCode: Code.InvalidArgument, errorMessage: 'empty or unknown message_request' } };
@@ -237,8 +272,10 @@ export function reflectionService(services: readonly DescService[], version: 'v1
 
   let maxStreamBytes: number | undefined;
   /** The descriptor bytes one stream's answers may carry: STREAM_ANSWER_FACTOR times every file's (encoded once, at the first stream). */
-  const streamCap = () => (maxStreamBytes ??= STREAM_ANSWER_FACTOR * [...files.values()].reduce((sum, f) => sum + bytesOf(f).byteLength, 0));
-  const sizeOf = (body: ResponseBody) => (body.case === 'fileDescriptorResponse' ? body.value.fileDescriptorProto.reduce((sum, b) => sum + b.byteLength, 0) : 0);
+  const streamCap = () =>
+    (maxStreamBytes ??= STREAM_ANSWER_FACTOR * [...files.values()].reduce((sum, f) => sum + bytesOf(f).byteLength, 0));
+  const sizeOf = (body: ResponseBody) =>
+    body.case === 'fileDescriptorResponse' ? body.value.fileDescriptorProto.reduce((sum, b) => sum + b.byteLength, 0) : 0;
 
   return {
     async *serverReflectionInfo(requests: AsyncIterable<ReflectionRequest>, context: HandlerContext) {
@@ -255,7 +292,10 @@ export function reflectionService(services: readonly DescService[], version: 'v1
         const body = answer(req, sent);
         bytes += sizeOf(body);
         if (bytes > streamCap()) {
-          const error = new ConnectError(`reflection: the answers on one stream may carry at most ${streamCap()} bytes; open a new stream`, Code.ResourceExhausted);
+          const error = new ConnectError(
+            `reflection: the answers on one stream may carry at most ${streamCap()} bytes; open a new stream`,
+            Code.ResourceExhausted,
+          );
           limits.onTooMuch?.(context, error);
           throw error;
         }

@@ -17,20 +17,32 @@ import type { NodeRequest } from './index.ts';
 import { rpcProtocolOf } from './paths.ts';
 
 type NodeResponse = ServerResponse | Http2ServerResponse;
-const head = (res: NodeResponse, status: number, headers: Record<string, string | number>) => (res as ServerResponse).writeHead(status, headers);
+const head = (res: NodeResponse, status: number, headers: Record<string, string | number>) =>
+  (res as ServerResponse).writeHead(status, headers);
 
 /** The RPC protocol of a request on an RPC path, from its content type. */
 
 /** `connectStatus`: the HTTP status of a Connect answer, when it is not the code's own. */
-export function writeRpcError(req: NodeRequest, res: NodeResponse, error: ConnectError, extraHeaders: Record<string, string> = {}, connectStatus?: number): void {
+export function writeRpcError(
+  req: NodeRequest,
+  res: NodeResponse,
+  error: ConnectError,
+  extraHeaders: Record<string, string> = {},
+  connectStatus?: number,
+): void {
   const protocol = rpcProtocolOf(req.headers['content-type']);
   if (protocol === 'connect') {
     const body = errorToJsonBytes(error, {});
-    head(res, connectStatus ?? codeToHttpStatus(error.code), { ...extraHeaders, 'content-type': 'application/json', 'content-length': body.byteLength });
+    head(res, connectStatus ?? codeToHttpStatus(error.code), {
+      ...extraHeaders,
+      'content-type': 'application/json',
+      'content-length': body.byteLength,
+    });
     res.end(body);
     return;
   }
-  const contentType = protocol === 'grpc' ? 'application/grpc' : protocol === 'grpc-web' ? 'application/grpc-web+proto' : 'application/grpc-web-text+proto';
+  const contentType =
+    protocol === 'grpc' ? 'application/grpc' : protocol === 'grpc-web' ? 'application/grpc-web+proto' : 'application/grpc-web-text+proto';
   const headers: Record<string, string> = { ...extraHeaders, 'content-type': contentType };
   const status = setTrailerStatus(new Headers(), error);
   reencodeHeaders(status);

@@ -112,7 +112,10 @@ export function guardedRouter(
   create: (options: ConnectRouterOptions) => ConnectRouter,
   options: ConnectRouterOptions & { acceptCompression: Compression[] },
 ): ConnectRouter {
-  const base = create({ ...options, jsonOptions: { ...options.jsonOptions, textDecoder: new CountingTextDecoder() } as ConnectRouterOptions['jsonOptions'] });
+  const base = create({
+    ...options,
+    jsonOptions: { ...options.jsonOptions, textDecoder: new CountingTextDecoder() } as ConnectRouterOptions['jsonOptions'],
+  });
   // Per-call options replace the router's protocol switches (connect's whichProtocols), so they are repeated.
   const perMethod = (method: DescMethod, extra?: object) => ({
     ...extra,

@@ -25,7 +25,8 @@ import { binaryMessageRefusal } from './request-limits.ts';
 
 const COMPRESSED_FLAG = 0b00000001;
 /** Enveloped bodies, as connect's content types: gRPC, gRPC-web, Connect streaming; group 1 or 2 set for JSON. */
-const ENVELOPED = /^application\/(?:grpc(?:-web)?(?:\+(?:(json)(?:; ?charset=utf-?8)?|proto))?|connect\+?(?:(json)(?:; ?charset=utf-?8)?|proto))$/i;
+const ENVELOPED =
+  /^application\/(?:grpc(?:-web)?(?:\+(?:(json)(?:; ?charset=utf-?8)?|proto))?|connect\+?(?:(json)(?:; ?charset=utf-?8)?|proto))$/i;
 /** A Connect unary body (connect's contentTypeUnaryRegExp); group 1 set for JSON. */
 const UNARY = /^application\/(?:(json)(?:; ?charset=utf-?8)?|proto)$/i;
 
@@ -54,7 +55,8 @@ class Allowance {
   constructor(options: ScanOptions) {
     this.#left = options.cap?.bytes ?? options.readMaxBytes;
     this.#refusal =
-      options.cap?.refusal ?? (() => new ConnectError(`request message larger than ${options.readMaxBytes} bytes once decompressed`, Code.ResourceExhausted));
+      options.cap?.refusal ??
+      (() => new ConnectError(`request message larger than ${options.readMaxBytes} bytes once decompressed`, Code.ResourceExhausted));
   }
 
   /** `bytes` decompressed, within what is left (node's zlib stops there). Data that does not decompress: INVALID_ARGUMENT. */
@@ -124,7 +126,12 @@ type Check = (message: Uint8Array) => void;
  * announcing more than readMaxBytes, and whatever follows, passes as it comes (the router
  * refuses it), as does an incomplete last envelope and a message in an unknown encoding.
  */
-async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, check: Check, options: ScanOptions, compression: MessageCompression): AsyncIterable<Uint8Array> {
+async function* scanEnvelopes(
+  body: AsyncIterable<Uint8Array>,
+  check: Check,
+  options: ScanOptions,
+  compression: MessageCompression,
+): AsyncIterable<Uint8Array> {
   const allowance = new Allowance(options);
   const pending: Uint8Array[] = [];
   let buffered = 0;
@@ -172,7 +179,12 @@ async function* scanEnvelopes(body: AsyncIterable<Uint8Array>, check: Check, opt
  * given, checked, and passed on whole (uncompressed); over readMaxBytes it passes as it comes
  * (the router refuses it).
  */
-async function* scanUnaryBody(body: AsyncIterable<Uint8Array>, check: Check, options: ScanOptions, compression?: Compression): AsyncIterable<Uint8Array> {
+async function* scanUnaryBody(
+  body: AsyncIterable<Uint8Array>,
+  check: Check,
+  options: ScanOptions,
+  compression?: Compression,
+): AsyncIterable<Uint8Array> {
   const pending: Uint8Array[] = [];
   let size = 0;
   let passOn = false;

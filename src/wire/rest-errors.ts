@@ -73,7 +73,9 @@ export function methodNotAllowed(): ConnectError {
  * 415 with the body of UNIMPLEMENTED, and Accept-Encoding listing `accepted` (RFC 9110 15.5.16).
  */
 export function unsupportedContentEncoding(accepted: string): ConnectError {
-  const error = new ConnectError(`request body: this Content-Encoding is not supported: send ${accepted} or identity`, Code.Unimplemented, { 'accept-encoding': accepted });
+  const error = new ConnectError(`request body: this Content-Encoding is not supported: send ${accepted} or identity`, Code.Unimplemented, {
+    'accept-encoding': accepted,
+  });
   ownStatus.set(error, 415);
   return error;
 }

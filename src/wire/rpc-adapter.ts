@@ -15,8 +15,20 @@
 // trailers-only with HTTP 200, Connect 404 with its JSON error), as a gRPC server answers, where
 // an HTTP 404 left grpc-js with "Received HTTP status code 404". Every grpc-message goes out as
 // grpc-go writes it (grpc-message.ts).
-import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions, type ContextValues } from '@connectrpc/connect';
-import { compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
+import {
+  Code,
+  ConnectError,
+  createConnectRouter,
+  type ConnectRouter,
+  type ConnectRouterOptions,
+  type ContextValues,
+} from '@connectrpc/connect';
+import {
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
+} from '@connectrpc/connect-node';
 import type { UniversalServerRequest } from '@connectrpc/connect/protocol';
 import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
@@ -38,7 +50,11 @@ export interface RpcAdapterOptions extends ConnectRouterOptions {
 }
 
 /** The body's chunks, each counted by the meter first; a refusal ends the read with its error. */
-async function* metered(body: AsyncIterable<Uint8Array>, meter: NonNullable<RequestState['meter']>, logger: Logger): AsyncIterable<Uint8Array> {
+async function* metered(
+  body: AsyncIterable<Uint8Array>,
+  meter: NonNullable<RequestState['meter']>,
+  logger: Logger,
+): AsyncIterable<Uint8Array> {
   for await (const chunk of body) {
     const refusal = meter(chunk.byteLength);
     if (refusal) throw toConnectError(refusal, logger, { method: 'edge' });
@@ -111,7 +127,11 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
       })
       .catch((reason: unknown) => {
         if (ConnectError.from(reason).code === Code.Aborted) return;
-        logger.log('error', 'rpc handler failed', { requestId: state?.requestId ?? null, method: `${handler.service.typeName}/${handler.method.name}`, error: String((reason as Error)?.message ?? reason) });
+        logger.log('error', 'rpc handler failed', {
+          requestId: state?.requestId ?? null,
+          method: `${handler.service.typeName}/${handler.method.name}`,
+          error: String((reason as Error)?.message ?? reason),
+        });
       });
   };
 }

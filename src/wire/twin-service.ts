@@ -48,7 +48,10 @@ function compareTypes(where: string, t: DescField, f: DescField, problems: strin
       case 'list':
         return x.listKind === 'scalar' ? { scalar: x.scalar } : x.listKind === 'enum' ? { enum: x.enum } : { message: x.message };
       case 'map':
-        return { key: x.mapKey, ...(x.mapKind === 'scalar' ? { scalar: x.scalar } : x.mapKind === 'enum' ? { enum: x.enum } : { message: x.message }) };
+        return {
+          key: x.mapKey,
+          ...(x.mapKind === 'scalar' ? { scalar: x.scalar } : x.mapKind === 'enum' ? { enum: x.enum } : { message: x.message }),
+        };
     }
   };
   const a = valueOf(t);
@@ -75,7 +78,8 @@ function twinMethods(v2: DescService, twin: DescService, names: string[]): { v2:
     if (a.methodKind !== 'unary' || b.methodKind !== 'unary') problems.push('not unary');
     compare(b.input, a.input, problems, new Set(), new Set());
     compare(b.output, a.output, problems, onlyV2, new Set());
-    if (problems.length > 0) throw new Error(`${b.parent.typeName}.${b.name} is no twin of ${a.parent.typeName}.${a.name}: ${problems.join('; ')}`);
+    if (problems.length > 0)
+      throw new Error(`${b.parent.typeName}.${b.name} is no twin of ${a.parent.typeName}.${a.name}: ${problems.join('; ')}`);
     return { v2: a, twin: b, onlyV2: [...onlyV2].sort() };
   });
 }
@@ -95,7 +99,11 @@ export function twinDifferences(v2: DescService, twin: DescService, impl: object
  * The twin service over the v2 implementation: every method `impl` serves, on the twin's
  * messages. Throws when a served method has no twin with twin messages (at start, not per call).
  */
-export function twinService<V2 extends DescService, Twin extends DescService>(v2: V2, twin: Twin, impl: Partial<ServiceImpl<V2>>): Partial<ServiceImpl<Twin>> {
+export function twinService<V2 extends DescService, Twin extends DescService>(
+  v2: V2,
+  twin: Twin,
+  impl: Partial<ServiceImpl<V2>>,
+): Partial<ServiceImpl<Twin>> {
   const out: Record<string, (req: unknown, ctx: HandlerContext) => Promise<unknown>> = {};
   for (const m of twinMethods(v2, twin, implemented(impl))) {
     const run = (impl as Record<string, (req: unknown, ctx: HandlerContext) => unknown>)[m.v2.localName]!.bind(impl);

@@ -3,7 +3,12 @@
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { GenderSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
-import { AddHumanUserRequestSchema, UserService, type AddHumanUserRequest, type SetEmailRequest } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
+import {
+  AddHumanUserRequestSchema,
+  UserService,
+  type AddHumanUserRequest,
+  type SetEmailRequest,
+} from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { readUser } from '../commands/reads.ts';
 import * as u2f from '../commands/u2f.ts';
 import * as users from '../commands/users.ts';
@@ -66,8 +71,10 @@ function addHumanUserInput(req: AddHumanUserRequest) {
       isVerified: phone.verification.case === 'isVerified' ? phone.verification.value : undefined,
     },
     metadata: req.metadata.map((m) => ({ key: m.key, value: base64(m.value) })),
-    password: password.case === 'password' ? { password: password.value.password, changeRequired: password.value.changeRequired } : undefined,
-    hashedPassword: password.case === 'hashedPassword' ? { hash: password.value.hash, changeRequired: password.value.changeRequired } : undefined,
+    password:
+      password.case === 'password' ? { password: password.value.password, changeRequired: password.value.changeRequired } : undefined,
+    hashedPassword:
+      password.case === 'hashedPassword' ? { hash: password.value.hash, changeRequired: password.value.changeRequired } : undefined,
     idpLinks: req.idpLinks.map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
   };
 }
@@ -85,7 +92,12 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
       async (ctx, req) => {
         addHumanUserUnsupported(req);
         const r = await users.addHumanUser(ctx, addHumanUserInput(req));
-        return { userId: r.userId, details: detailsV2(r.details), emailCode: r.emailCode ?? undefined, phoneCode: r.phoneCode ?? undefined };
+        return {
+          userId: r.userId,
+          details: detailsV2(r.details),
+          emailCode: r.emailCode ?? undefined,
+          phoneCode: r.phoneCode ?? undefined,
+        };
       },
       ADD_HUMAN_USER_RENAMES,
     ),

@@ -10,4 +10,5 @@ import type { WireDeps } from './context.ts';
 import { twinService } from './twin-service.ts';
 import { userService } from './users-v2.ts';
 
-export const userServiceV2beta = (wire: WireDeps): Partial<ServiceImpl<typeof UserServiceV2beta>> => twinService(UserService, UserServiceV2beta, userService(wire));
+export const userServiceV2beta = (wire: WireDeps): Partial<ServiceImpl<typeof UserServiceV2beta>> =>
+  twinService(UserService, UserServiceV2beta, userService(wire));

@@ -58,7 +58,11 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
   const args = ['--import', 'tsx', 'src/main.ts'];
   // prlimit execs the gateway: the child's pid is the gateway's own (its /proc/<pid> for RSS).
   const child = options.maxOpenFiles
-    ? spawn('prlimit', [`--nofile=${options.maxOpenFiles}`, process.execPath, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn('prlimit', [`--nofile=${options.maxOpenFiles}`, process.execPath, ...args], {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
     : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   createInterface({ input: child.stderr! }).on('line', (line) => logs.push(line));
@@ -69,7 +73,10 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     let url = '';
     let metricsUrl: string | undefined;
     let adminId = '';
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)), options.startTimeoutMs ?? 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`gateway did not start:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`)),
+      options.startTimeoutMs ?? 90_000,
+    );
     exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`gateway exited (${code}) while starting:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`));

@@ -41,7 +41,15 @@ export interface FleetRedis {
 
 /** A direct connection to one node, for the test's own look at it. */
 export function nodeClient(port: number): Redis {
-  const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, connectTimeout: 1000 });
+  const client = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    connectTimeout: 1000,
+  });
   client.on('error', () => {});
   return client;
 }
@@ -145,7 +153,8 @@ export async function startHoldingSmtp(): Promise<HoldingSmtp> {
       holding = null;
       for (const answer of waiting) answer();
     },
-    waitFor: (match, timeoutMs = 15_000) => inbox.waitFor(match, timeoutMs, (all) => `${all.length} mails: ${all.map((m) => m.to.join(',')).join('; ')}`),
+    waitFor: (match, timeoutMs = 15_000) =>
+      inbox.waitFor(match, timeoutMs, (all) => `${all.length} mails: ${all.map((m) => m.to.join(',')).join('; ')}`),
     to: (address) => inbox.items.filter((m) => m.to.includes(address)),
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
@@ -211,7 +220,12 @@ const queryText = (doc: TypedDocumentNode<any, any> | string) => {
 
 export async function gql<T, V>(gw: ChildGateway, doc: TypedDocumentNode<T, V>, variables: V, options?: GqlOptions): Promise<GqlResult<T>>;
 export async function gql(gw: ChildGateway, doc: string, variables: Record<string, unknown>, options?: GqlOptions): Promise<GqlResult<any>>;
-export async function gql(gw: ChildGateway, doc: TypedDocumentNode<any, any> | string, variables: unknown, options: GqlOptions = {}): Promise<GqlResult<any>> {
+export async function gql(
+  gw: ChildGateway,
+  doc: TypedDocumentNode<any, any> | string,
+  variables: unknown,
+  options: GqlOptions = {},
+): Promise<GqlResult<any>> {
   const started = Date.now();
   const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
   const token = options.token === undefined ? gw.adminToken : options.token;
@@ -224,11 +238,26 @@ export async function gql(gw: ChildGateway, doc: TypedDocumentNode<any, any> | s
       signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
     });
     const answer = await readResponse(res);
-    return { status: answer.status, headers: answer.headers, data: answer.json?.data, errors: answer.json?.errors, text: answer.text, ms: Date.now() - started };
+    return {
+      status: answer.status,
+      headers: answer.headers,
+      data: answer.json?.data,
+      errors: answer.json?.errors,
+      text: answer.text,
+      ms: Date.now() - started,
+    };
   } catch (err) {
     const name = (err as Error)?.name;
     if (name !== 'TimeoutError' && name !== 'AbortError') throw err;
-    return { status: 0, headers: new Headers(), data: undefined, errors: [{ message: 'no answer', extensions: { code: 'TIMEOUT' } }], text: '', ms: Date.now() - started, timedOut: true };
+    return {
+      status: 0,
+      headers: new Headers(),
+      data: undefined,
+      errors: [{ message: 'no answer', extensions: { code: 'TIMEOUT' } }],
+      text: '',
+      ms: Date.now() - started,
+      timedOut: true,
+    };
   }
 }
 
@@ -357,7 +386,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
         const username = uniq(`${name}-`);
         const added = ok(
           await gql(fleet.pick(unique), AddHumanUserDocument, {
-            input: { username, profile: { firstName: 'Fleet', lastName: name }, email: { email: `${username}@fleet.example`, isVerified: true } },
+            input: {
+              username,
+              profile: { firstName: 'Fleet', lastName: name },
+              email: { email: `${username}@fleet.example`, isVerified: true },
+            },
           }),
           `create manager ${name}`,
         );

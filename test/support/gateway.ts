@@ -45,7 +45,11 @@ export interface TestGateway {
   defaultOrgId: string;
   logs: string[];
   tokenFor(userId: string): Promise<string>;
-  send<T, V>(doc: TypedDocumentNode<T, V>, variables: V, opts?: { token?: string | null; orgId?: string; headers?: Record<string, string> }): Promise<Response<T>>;
+  send<T, V>(
+    doc: TypedDocumentNode<T, V>,
+    variables: V,
+    opts?: { token?: string | null; orgId?: string; headers?: Record<string, string> },
+  ): Promise<Response<T>>;
   raw(body: unknown, headers?: Record<string, string>): Promise<Response<any>>;
   close(): Promise<void>;
 }
@@ -87,7 +91,8 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
       if (opts.orgId) headers['x-service-orgid'] = opts.orgId;
       return post(JSON.stringify({ query: print(doc), variables }), headers);
     },
-    raw: (body, headers = {}) => post(typeof body === 'string' ? body : JSON.stringify(body), { authorization: `Bearer ${adminToken}`, ...headers }),
+    raw: (body, headers = {}) =>
+      post(typeof body === 'string' ? body : JSON.stringify(body), { authorization: `Bearer ${adminToken}`, ...headers }),
     async close() {
       await gateway.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -96,7 +101,11 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
 }
 
 /** A request over HTTPS trusting `ca`, answered as a fetch Response. */
-export function httpsFetch(url: string, init: { method: string; headers: Record<string, string>; body?: string }, ca: Buffer): Promise<globalThis.Response> {
+export function httpsFetch(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string },
+  ca: Buffer,
+): Promise<globalThis.Response> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(url, { method: init.method, headers: init.headers, ca }, (res) => {
       const chunks: Buffer[] = [];

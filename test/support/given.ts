@@ -123,15 +123,23 @@ export interface OidcOptions {
 export const facts = {
   /** The instance with its first administrator (IAM_OWNER) and default organization, as bootstrap writes it. */
   instance: (adminUserId: string, defaultOrgId: string): Fact => ({
-    aggregateType: 'instance', aggregateId: INSTANCE_ID, type: instanceEvents.setUp,
-    payload: { adminUserId, defaultOrgId }, resourceOwner: INSTANCE_ID, creator: 'system',
+    aggregateType: 'instance',
+    aggregateId: INSTANCE_ID,
+    type: instanceEvents.setUp,
+    payload: { adminUserId, defaultOrgId },
+    resourceOwner: INSTANCE_ID,
+    creator: 'system',
   }),
 
   /** An organization named `name`, with the domain and claims of createOrg. */
   org: (id: string, name: string): Fact => {
     const domain = domainOf(name);
     return {
-      aggregateType: 'org', aggregateId: id, type: orgEvents.added, payload: { name, domain }, resourceOwner: id,
+      aggregateType: 'org',
+      aggregateId: id,
+      type: orgEvents.added,
+      payload: { name, domain },
+      resourceOwner: id,
       claims: [`orgDomain:${domain}`, `orgName:${name.toLowerCase()}`],
     };
   },
@@ -142,7 +150,10 @@ export const facts = {
     const idpLinks = o.idpLinks ?? [];
     const passwordHash = o.passwordHash ?? null;
     return {
-      aggregateType: 'user', aggregateId: id, type: userEvents.added, resourceOwner: orgId,
+      aggregateType: 'user',
+      aggregateId: id,
+      type: userEvents.added,
+      resourceOwner: orgId,
       payload: {
         username,
         profile: profileOf(id, o.profile),
@@ -171,7 +182,10 @@ export const facts = {
   idp: (id: string, orgId: string, o: OidcOptions = {}): Fact => {
     const name = o.name ?? `IdP ${id}`;
     return {
-      aggregateType: 'idp', aggregateId: id, type: idpEvents.oidcAdded, resourceOwner: orgId,
+      aggregateType: 'idp',
+      aggregateId: id,
+      type: idpEvents.oidcAdded,
+      resourceOwner: orgId,
       payload: {
         name,
         issuer: o.issuer ?? 'https://issuer.example.com',
@@ -187,15 +201,24 @@ export const facts = {
 
   /** A project of `orgId`. */
   project: (id: string, orgId: string, name = `Project ${id}`): Fact => ({
-    aggregateType: 'project', aggregateId: id, type: projectEvents.added, payload: { name }, resourceOwner: orgId,
+    aggregateType: 'project',
+    aggregateId: id,
+    type: projectEvents.added,
+    payload: { name },
+    resourceOwner: orgId,
     claims: [projectClaims.name(orgId, name)],
   }),
 
   /** A SAML application in project `projectId`. */
   samlApp: (projectId: string, o: SamlAppOptions): Fact => ({
-    aggregateType: 'project', aggregateId: projectId, type: projectEvents.samlAppAdded,
+    aggregateType: 'project',
+    aggregateId: projectId,
+    type: projectEvents.samlAppAdded,
     payload: {
-      appId: o.appId, name: o.name, entityId: o.entityId, metadataUrl: o.metadataUrl ?? null,
+      appId: o.appId,
+      name: o.name,
+      entityId: o.entityId,
+      metadataUrl: o.metadataUrl ?? null,
       metadataXml: o.metadataXml ?? Buffer.from(samlMetadata(o.entityId)).toString('base64'),
     },
     claims: [projectClaims.entityId(o.entityId)],
@@ -203,26 +226,49 @@ export const facts = {
 
   /** A pending U2F registration of `userId`, as registerU2F writes it. */
   u2fPending: (userId: string, o: U2FPendingOptions): Fact => ({
-    aggregateType: 'user', aggregateId: userId, type: userEvents.u2fAdded,
+    aggregateType: 'user',
+    aggregateId: userId,
+    type: userEvents.u2fAdded,
     payload: {
-      id: o.id, challenge: o.challenge, rpId: o.rpId ?? 'localhost', origins: o.origins ?? ['http://localhost:4000'],
+      id: o.id,
+      challenge: o.challenge,
+      rpId: o.rpId ?? 'localhost',
+      origins: o.origins ?? ['http://localhost:4000'],
       expiresAt: o.expiresAt ?? new Date(Date.now() + 5 * 60_000).toISOString(),
     },
   }),
 
   /** A verified U2F token, as verifyU2FRegistration writes it (after a u2fPending with the same id). */
-  u2fReady: (userId: string, o: { id: string; name: string; credentialId: string; publicKey?: string; counter?: number; transports?: string[] }): Fact => ({
-    aggregateType: 'user', aggregateId: userId, type: userEvents.u2fVerified,
-    payload: { id: o.id, name: o.name, credentialId: o.credentialId, publicKey: o.publicKey ?? 'cHVibGlj', counter: o.counter ?? 0, transports: o.transports ?? [] },
+  u2fReady: (
+    userId: string,
+    o: { id: string; name: string; credentialId: string; publicKey?: string; counter?: number; transports?: string[] },
+  ): Fact => ({
+    aggregateType: 'user',
+    aggregateId: userId,
+    type: userEvents.u2fVerified,
+    payload: {
+      id: o.id,
+      name: o.name,
+      credentialId: o.credentialId,
+      publicKey: o.publicKey ?? 'cHVibGlj',
+      counter: o.counter ?? 0,
+      transports: o.transports ?? [],
+    },
     claims: [`u2fCredential:${o.credentialId}`],
   }),
 
   emailChanged: (userId: string, email: string, isVerified = false): Fact => ({
-    aggregateType: 'user', aggregateId: userId, type: userEvents.emailChanged, payload: { email, isVerified },
+    aggregateType: 'user',
+    aggregateId: userId,
+    type: userEvents.emailChanged,
+    payload: { email, isVerified },
   }),
 
   phoneChanged: (userId: string, phone: string, isVerified = false): Fact => ({
-    aggregateType: 'user', aggregateId: userId, type: userEvents.phoneChanged, payload: { phone, isVerified },
+    aggregateType: 'user',
+    aggregateId: userId,
+    type: userEvents.phoneChanged,
+    payload: { phone, isVerified },
   }),
 };
 
@@ -273,7 +319,8 @@ export const world: readonly Fact[] = Object.freeze([
   facts.org(ORG_A, 'Acme'),
   facts.org(ORG_B, 'Beta'),
   facts.human(ADMIN, DEFAULT_ORG, {
-    username: 'admin', email: 'admin@localhost',
+    username: 'admin',
+    email: 'admin@localhost',
     profile: { firstName: 'Instance', lastName: 'Administrator', displayName: 'Administrator', preferredLanguage: 'en' },
   }),
   facts.human(U.ownerA, ORG_A),
@@ -302,11 +349,7 @@ export const BOSS = 'boss';
  * admin (still there, default org, no role): an IAM_OWNER that org-a's
  * managers can reach.
  */
-export const bossWorld: readonly Fact[] = Object.freeze([
-  facts.instance(BOSS, DEFAULT_ORG),
-  ...world.slice(1),
-  facts.human(BOSS, ORG_A),
-]);
+export const bossWorld: readonly Fact[] = Object.freeze([facts.instance(BOSS, DEFAULT_ORG), ...world.slice(1), facts.human(BOSS, ORG_A)]);
 
 // ---------------------------------------------------------------------------
 // The harness.
@@ -485,12 +528,18 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
       const key = keyOf(f.aggregateType, f.aggregateId);
       const tip = tips.get(key);
       const resourceOwner = f.resourceOwner ?? tip?.resourceOwner;
-      if (!resourceOwner) throw new Error(`given: ${f.type} on ${f.aggregateType} ${f.aggregateId} needs a resourceOwner (no earlier event)`);
+      if (!resourceOwner)
+        throw new Error(`given: ${f.type} on ${f.aggregateType} ${f.aggregateId} needs a resourceOwner (no earlier event)`);
       const sequence = (tip?.sequence ?? 0) + 1;
       tips.set(key, { sequence, resourceOwner });
       const event: NewEvent = {
-        aggregateType: f.aggregateType, aggregateId: f.aggregateId, sequence, type: f.type,
-        payload: structuredClone(f.payload), creator: f.creator ?? ADMIN, resourceOwner,
+        aggregateType: f.aggregateType,
+        aggregateId: f.aggregateId,
+        sequence,
+        type: f.type,
+        payload: structuredClone(f.payload),
+        creator: f.creator ?? ADMIN,
+        resourceOwner,
       };
       claimsOf.set(event, f.claims ?? []);
       const n = perAggregate.get(key) ?? 0;
@@ -535,7 +584,9 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
       events.push(...all.slice(before.get(key) ?? 0).map(view));
     }
     // Listed by aggregate type, id and sequence (a stable order, whatever the order of the writes).
-    events.sort((a, b) => a.aggregateType.localeCompare(b.aggregateType) || a.aggregateId.localeCompare(b.aggregateId) || a.sequence - b.sequence);
+    events.sort(
+      (a, b) => a.aggregateType.localeCompare(b.aggregateType) || a.aggregateId.localeCompare(b.aggregateId) || a.sequence - b.sequence,
+    );
     // Belt and braces: the store's own count of appends agrees (an event on an aggregate nobody knew of shows here).
     const appendsAfter = appendsSoFar();
     if (appendsBefore !== undefined && appendsAfter !== undefined) {
@@ -586,8 +637,18 @@ export interface ExpectedEvent {
   resourceOwner?: string;
 }
 
-export const event = (aggregateType: AggregateType, aggregateId: string, type: string, payload: Record<string, unknown>, resourceOwner?: string): ExpectedEvent => ({
-  aggregateType, aggregateId, type, payload, ...(resourceOwner ? { resourceOwner } : {}),
+export const event = (
+  aggregateType: AggregateType,
+  aggregateId: string,
+  type: string,
+  payload: Record<string, unknown>,
+  resourceOwner?: string,
+): ExpectedEvent => ({
+  aggregateType,
+  aggregateId,
+  type,
+  payload,
+  ...(resourceOwner ? { resourceOwner } : {}),
 });
 
 export interface ExpectedError {
@@ -615,7 +676,10 @@ export function expectNoSecrets(outcome: Outcome<unknown>, secrets: readonly str
   for (const e of outcome.events) {
     const held = stringsIn(e.payload);
     for (const secret of all) {
-      expect(held.some((s) => s.includes(secret)), `event ${e.type} on ${e.aggregateType} ${e.aggregateId} holds a secret in clear`).toBe(false);
+      expect(
+        held.some((s) => s.includes(secret)),
+        `event ${e.type} on ${e.aggregateType} ${e.aggregateId} holds a secret in clear`,
+      ).toBe(false);
     }
   }
 }
@@ -627,7 +691,11 @@ export function expectEvents<R>(outcome: Outcome<R>, expected: readonly Expected
     throw new Error(`expected success, got ${e instanceof AppError ? `${e.code}: ${e.message}` : String((e as Error)?.stack ?? e)}`);
   }
   const actual = outcome.events.map(({ aggregateType, aggregateId, type, payload, resourceOwner }, i) => ({
-    aggregateType, aggregateId, type, payload, ...(expected[i]?.resourceOwner !== undefined ? { resourceOwner } : {}),
+    aggregateType,
+    aggregateId,
+    type,
+    payload,
+    ...(expected[i]?.resourceOwner !== undefined ? { resourceOwner } : {}),
   }));
   expect(actual).toEqual(expected);
   for (const e of outcome.events) expect(e.creator, `creator of ${e.type}`).toBe(outcome.caller ?? 'system');
@@ -640,7 +708,10 @@ export function expectError(outcome: Outcome<unknown>, expected: ExpectedError):
   if (outcome.ok) throw new Error(`expected ${expected.code}, got success: ${JSON.stringify(outcome.result)}`);
   const err = outcome.error;
   if (!(err instanceof AppError)) throw new Error(`expected AppError ${expected.code}, got ${String((err as Error)?.stack ?? err)}`);
-  expect({ code: err.code, message: err.message }).toEqual({ code: expected.code, message: expected.message ? expect.stringMatching(expected.message) : expect.any(String) });
+  expect({ code: err.code, message: err.message }).toEqual({
+    code: expected.code,
+    message: expected.message ? expect.stringMatching(expected.message) : expect.any(String),
+  });
   if (err.code === 'INVALID_ARGUMENT') {
     if (!expected.fields) throw new Error('an INVALID_ARGUMENT row names its violated fields');
     expect(violatedFields(err)).toEqual([...expected.fields].sort());
@@ -697,7 +768,11 @@ export async function runRow<R>(command: (ctx: CommandContext, input: unknown) =
   const h = await given(row.given ?? world, row.options);
   await row.arrange?.(h);
   const input = typeof row.input === 'function' ? await (row.input as (h: Harness) => unknown)(h) : row.input;
-  const outcome = await h.when((ctx) => command(ctx, input), { caller: row.caller, orgHeader: row.orgHeader ?? null, authError: row.authError });
+  const outcome = await h.when((ctx) => command(ctx, input), {
+    caller: row.caller,
+    orgHeader: row.orgHeader ?? null,
+    authError: row.authError,
+  });
   const then = row.then;
   if ('error' in then) {
     const err = expectError(outcome, then.error);
@@ -733,7 +808,11 @@ export function commandTable<R>(command: (ctx: CommandContext, input: unknown) =
  * aggregate of the first new event (new events are listed by aggregate type, id
  * and sequence; addOrgMember's org event comes before its user event).
  */
-export function expectDetailsOf(details: { sequence: number; creationDate: Date | null; changeDate: Date; resourceOwner: string }, outcome: Outcome<unknown>, withCreationDate: boolean) {
+export function expectDetailsOf(
+  details: { sequence: number; creationDate: Date | null; changeDate: Date; resourceOwner: string },
+  outcome: Outcome<unknown>,
+  withCreationDate: boolean,
+) {
   const first = outcome.events[0];
   if (!first) throw new Error('details checked without a new event');
   const last = outcome.events.filter((e) => e.aggregateType === first.aggregateType && e.aggregateId === first.aggregateId).at(-1)!;
@@ -750,12 +829,28 @@ export function expectDetailsOf(details: { sequence: number; creationDate: Date 
  */
 export function unauthenticatedRows<R>(input: Input, given_: readonly Fact[] = world): Row<R>[] {
   return [
-    { name: 'no token: UNAUTHENTICATED', given: given_, caller: null, input, then: { error: { code: 'UNAUTHENTICATED', message: /Authentication required/ } } },
     {
-      name: 'a token that did not verify: UNAUTHENTICATED with its reason', given: given_, caller: U.ownerA, authError: an.expiredToken(), input,
+      name: 'no token: UNAUTHENTICATED',
+      given: given_,
+      caller: null,
+      input,
+      then: { error: { code: 'UNAUTHENTICATED', message: /Authentication required/ } },
+    },
+    {
+      name: 'a token that did not verify: UNAUTHENTICATED with its reason',
+      given: given_,
+      caller: U.ownerA,
+      authError: an.expiredToken(),
+      input,
       then: { error: { code: 'UNAUTHENTICATED', message: /expired/ } },
     },
-    { name: 'a token naming no known user: UNAUTHENTICATED', given: given_, caller: 'ghost', input, then: { error: { code: 'UNAUTHENTICATED', message: /no known user/ } } },
+    {
+      name: 'a token naming no known user: UNAUTHENTICATED',
+      given: given_,
+      caller: 'ghost',
+      input,
+      then: { error: { code: 'UNAUTHENTICATED', message: /no known user/ } },
+    },
   ];
 }
 

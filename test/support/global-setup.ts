@@ -14,11 +14,7 @@ export default async function setup(project: TestProject) {
     ['redis', redis],
     ['mongo', mongo],
   ] as const) {
-    console.log(
-      server.url
-        ? `[test servers] ${name}: ${server.url} (${server.how})`
-        : `[test servers] ${name}: none (${server.problem})`,
-    );
+    console.log(server.url ? `[test servers] ${name}: ${server.url} (${server.how})` : `[test servers] ${name}: none (${server.problem})`);
   }
 
   project.provide('redisUrl', redis.url);

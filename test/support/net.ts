@@ -37,7 +37,7 @@ function wireMessages(onMessage: (message: Buffer) => void): (chunk: Buffer) => 
 
 /** `work` again every 100 ms while it throws (a client reconnecting behind the proxy), for at most 20 s. */
 export async function untilItWorks<T>(work: () => Promise<T>): Promise<T> {
-  for (const giveUp = Date.now() + 20_000; ; ) {
+  for (const giveUp = Date.now() + 20_000; ;) {
     try {
       return await work();
     } catch (e) {
@@ -146,13 +146,16 @@ export async function faultyProxy(target: string) {
           );
           if (protocol !== 'mongodb:') upstream.pipe(client);
           else
-            upstream.on('data', wireMessages((m) => {
-              if (doomed.has(m.readInt32LE(8))) {
-                lost++;
-                client.destroy();
-                upstream.destroy();
-              } else if (!client.destroyed) client.write(m);
-            }));
+            upstream.on(
+              'data',
+              wireMessages((m) => {
+                if (doomed.has(m.readInt32LE(8))) {
+                  lost++;
+                  client.destroy();
+                  upstream.destroy();
+                } else if (!client.destroyed) client.write(m);
+              }),
+            );
         }).listen(port, '127.0.0.1', resolve);
       }),
     down: () =>

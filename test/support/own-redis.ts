@@ -10,7 +10,8 @@ import { freePort } from './net.ts';
  * start again on the same port and data folder (with AOF, the data survives).
  */
 export async function ownRedis(bin: string, { persistence = 'none' }: { persistence?: 'none' | 'aof' } = {}) {
-  if (!bin) throw new Error('redis-server not found: these tests stop and restart a Redis of their own (install the Debian package redis-server)');
+  if (!bin)
+    throw new Error('redis-server not found: these tests stop and restart a Redis of their own (install the Debian package redis-server)');
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'redis-own-'));
   let proc: ChildProcess | undefined;
@@ -18,7 +19,10 @@ export async function ownRedis(bin: string, { persistence = 'none' }: { persiste
     const aof = persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
     proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...aof, '--dir', dir], { stdio: 'ignore' });
     for (let i = 0; i < 100; i++) {
-      const ok = await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => e?.cause?.code !== 'ECONNREFUSED');
+      const ok = await fetch(`http://127.0.0.1:${port}`).then(
+        () => true,
+        (e) => e?.cause?.code !== 'ECONNREFUSED',
+      );
       if (ok) return;
       await new Promise((r) => setTimeout(r, 50));
     }

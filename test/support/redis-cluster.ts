@@ -101,7 +101,10 @@ export function slotOf(key: string): number {
 
 /** Parses CLUSTER NODES. Slots being migrated or imported ([slot->-id], [slot-<-id]) are left out. */
 export function parseClusterNodes(text: string): ClusterNode[] {
-  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const nodes = lines.map((line): ClusterNode => {
     const [id, addr, flags, master, , , , , ...slots] = line.split(' ');
     const flagList = flags!.split(',');
@@ -110,10 +113,12 @@ export function parseClusterNodes(text: string): ClusterNode[] {
       port: Number(/:(\d+)@/.exec(addr!)?.[1]),
       role: flagList.includes('slave') ? ('replica' as const) : ('master' as const),
       ...(master !== '-' && { masterId: master }),
-      slots: slots.filter((s) => !s.startsWith('[')).map((s) => {
-        const [from, to] = s.split('-').map(Number);
-        return [from!, to ?? from!] as [number, number];
-      }),
+      slots: slots
+        .filter((s) => !s.startsWith('['))
+        .map((s) => {
+          const [from, to] = s.split('-').map(Number);
+          return [from!, to ?? from!] as [number, number];
+        }),
       failing: flagList.includes('fail') || flagList.includes('fail?'),
     };
   });
@@ -157,7 +162,11 @@ function ask(port: number, ...args: string[]): Promise<string> {
       reply += chunk.toString();
       // A simple reply (+, -, :) ends at its first CRLF; a bulk string after its length.
       const bulk = /^\$(-?\d+)\r\n/.exec(reply);
-      if ((bulk && (Number(bulk[1]) < 0 || Buffer.byteLength(reply) >= bulk[0].length + Number(bulk[1]) + 2)) || (!bulk && /^[+\-:].*\r\n/.test(reply))) done();
+      if (
+        (bulk && (Number(bulk[1]) < 0 || Buffer.byteLength(reply) >= bulk[0].length + Number(bulk[1]) + 2)) ||
+        (!bulk && /^[+\-:].*\r\n/.test(reply))
+      )
+        done();
     });
     socket.once('connect', () => socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`));
   });
@@ -167,7 +176,13 @@ function ask(port: number, ...args: string[]): Promise<string> {
 const infoField = (info: string, name: string) => new RegExp(`^${name}:(.*?)\\r?$`, 'm').exec(info)?.[1] ?? '';
 
 function findCli(bin: string): string {
-  const candidates = [path.join(path.dirname(bin), 'redis-cli'), ...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'redis-cli'))];
+  const candidates = [
+    path.join(path.dirname(bin), 'redis-cli'),
+    ...(process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter(Boolean)
+      .map((d) => path.join(d, 'redis-cli')),
+  ];
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
@@ -215,18 +230,27 @@ export async function startRedisCluster(bin: string, opts: RedisClusterOptions =
     const child = spawn(
       bin,
       [
-        '--port', String(port),
-        '--bind', '127.0.0.1',
-        '--dir', dir,
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', path.join(dir, 'nodes.conf'),
-        '--cluster-announce-ip', '127.0.0.1',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        path.join(dir, 'nodes.conf'),
+        '--cluster-announce-ip',
+        '127.0.0.1',
         ...(opts.nodeTimeoutMs !== undefined ? ['--cluster-node-timeout', String(opts.nodeTimeoutMs)] : []),
         // A replica that needs a full copy (a new one, an old master rejoining) gets it at once, not after 5 s.
         ...(replicas > 0 ? ['--repl-diskless-sync-delay', '0'] : []),
-        '--appendonly', 'yes',
-        '--appendfsync', 'always',
-        '--save', '',
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'always',
+        '--save',
+        '',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -322,7 +346,11 @@ export async function startRedisCluster(bin: string, opts: RedisClusterOptions =
 
   try {
     await Promise.all(ports.map((_, i) => up(i)));
-    await run(cli, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 });
+    await run(
+      cli,
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'],
+      { timeout: 60_000 },
+    );
     await allOk();
     if (replicas > 0) await settled();
   } catch (err) {
@@ -346,7 +374,9 @@ export async function startRedisCluster(bin: string, opts: RedisClusterOptions =
     nodes,
     async masterPortOf(key) {
       const slot = slotOf(key);
-      const owner = (await nodes()).find((n) => n.role === 'master' && !n.failing && n.slots.some(([from, to]) => slot >= from && slot <= to));
+      const owner = (await nodes()).find(
+        (n) => n.role === 'master' && !n.failing && n.slots.some(([from, to]) => slot >= from && slot <= to),
+      );
       if (!owner) throw new Error(`no live master serves slot ${slot} (key ${key})`);
       return owner.port;
     },
@@ -363,7 +393,8 @@ export async function startRedisCluster(bin: string, opts: RedisClusterOptions =
         for (const replica of followers) {
           const info = await ask(replica, 'INFO', 'replication');
           const applied = Number(infoField(info, 'slave_repl_offset'));
-          if (infoField(info, 'master_link_status') !== 'up' || !(applied >= target)) behind.push(`${replica} at ${applied || '?'} of ${target}`);
+          if (infoField(info, 'master_link_status') !== 'up' || !(applied >= target))
+            behind.push(`${replica} at ${applied || '?'} of ${target}`);
         }
         if (!behind.length) return;
         await sleep(20);
@@ -380,12 +411,26 @@ export async function startRedisCluster(bin: string, opts: RedisClusterOptions =
       let seen = '';
       while (Date.now() < deadline) {
         const live = livePorts();
-        const views = await Promise.all(live.map(async (p) => ({ port: p, view: await viewOf(p), state: /cluster_state:(\w+)/.exec(await ask(p, 'CLUSTER', 'INFO'))?.[1] ?? 'no answer' })));
+        const views = await Promise.all(
+          live.map(async (p) => ({
+            port: p,
+            view: await viewOf(p),
+            state: /cluster_state:(\w+)/.exec(await ask(p, 'CLUSTER', 'INFO'))?.[1] ?? 'no answer',
+          })),
+        );
         const promoted = candidates.filter((c) =>
           views.every(({ view }) => view.some((n) => n.port === c && n.role === 'master' && n.slots.length > 0 && !n.failing)),
         );
         if (promoted.length === 1 && views.every((v) => v.state === 'ok')) return promoted[0]!;
-        seen = views.map((v) => `${v.port}: ${v.state}, ${v.view.filter((n) => candidates.includes(n.port)).map((n) => `${n.port} ${n.role}`).join(' ')}`).join('; ');
+        seen = views
+          .map(
+            (v) =>
+              `${v.port}: ${v.state}, ${v.view
+                .filter((n) => candidates.includes(n.port))
+                .map((n) => `${n.port} ${n.role}`)
+                .join(' ')}`,
+          )
+          .join('; ');
         await sleep(100);
       }
       throw new Error(`no replica of ${killedPort} (${candidates.join(', ')}) took over within ${timeoutMs} ms: ${seen}`);

@@ -39,15 +39,22 @@ export function sample(text: string, name: string, labels: Record<string, string
 }
 
 /** GET `url` over a new HTTP/1.1 connection (from `localAddress` when given): its status, headers and body; a failed connection rejects. */
-export function get(url: string, options: { localAddress?: string; timeoutMs?: number; method?: string } = {}): Promise<{ status: number; headers: Record<string, any>; text: string }> {
+export function get(
+  url: string,
+  options: { localAddress?: string; timeoutMs?: number; method?: string } = {},
+): Promise<{ status: number; headers: Record<string, any>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: options.method ?? 'GET', localAddress: options.localAddress, agent: false, timeout: options.timeoutMs ?? 30_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: options.method ?? 'GET', localAddress: options.localAddress, agent: false, timeout: options.timeoutMs ?? 30_000 },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in ${options.timeoutMs ?? 30_000} ms`)));
     req.on('error', reject);
     req.end();
@@ -55,10 +62,15 @@ export function get(url: string, options: { localAddress?: string; timeoutMs?: n
 }
 
 /** /health's status over a new connection; 0 when it does not answer within 30 s. */
-export const health = (base: string) => get(`${base}/health`).then((r) => r.status, () => 0);
+export const health = (base: string) =>
+  get(`${base}/health`).then(
+    (r) => r.status,
+    () => 0,
+  );
 
 /** A metric of the gateway, read from `metricsUrl` (its /metrics). */
-export const metric = async (metricsUrl: string, name: string, labels: Record<string, string> = {}) => sample((await get(metricsUrl)).text, name, labels);
+export const metric = async (metricsUrl: string, name: string, labels: Record<string, string> = {}) =>
+  sample((await get(metricsUrl)).text, name, labels);
 
 /** A connection that sends `request` and never reads: whatever is answered stays with the gateway. */
 export function silentReader(port: number, request: string, localAddress?: string): Promise<Socket> {

@@ -18,7 +18,15 @@ await Promise.all(
     for (;;) {
       const sequence = (base?.sequence ?? 0) + 1;
       const { snapshot } = await store.append(
-        { aggregateType: 'user', aggregateId: id, sequence, type: 'user.counted', payload: { n: sequence }, creator: 'child', resourceOwner: 'org' },
+        {
+          aggregateType: 'user',
+          aggregateId: id,
+          sequence,
+          type: 'user.counted',
+          payload: { n: sequence },
+          creator: 'child',
+          resourceOwner: 'org',
+        },
         { base, claims: [`claim:${id}:${sequence}`] },
       );
       process.stdout.write(`${id} ${sequence}\n`);

@@ -33,15 +33,47 @@ const utf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Bu
 // Usernames with regex metacharacters, case variants, NFKC look-alikes (ligature, full
 // width), characters beyond U+FFFF beside U+E000..U+FFFF (where UTF-16 order differs).
 const NAMES = [
-  'Ada', 'ada.lovelace', 'ADA.L', 'adam', 'a.b', 'a+b', 'a*b', 'ab', '(paren)', '[bracket]', '^caret$', 'back\\slash',
-  'ﬁle', 'file', 'Ärger', 'ärmel', 'Zoë', '😀smile', '\uE000private', 'ｆｕｌｌ', 'straße', 'grace', 'Grace.Hopper',
-  'x|y', 'q?', 'dollar$', '{brace}', 'hyphen-ated', 'under_score', 'space name', 'Émile', 'émile2',
+  'Ada',
+  'ada.lovelace',
+  'ADA.L',
+  'adam',
+  'a.b',
+  'a+b',
+  'a*b',
+  'ab',
+  '(paren)',
+  '[bracket]',
+  '^caret$',
+  'back\\slash',
+  'ﬁle',
+  'file',
+  'Ärger',
+  'ärmel',
+  'Zoë',
+  '😀smile',
+  '\uE000private',
+  'ｆｕｌｌ',
+  'straße',
+  'grace',
+  'Grace.Hopper',
+  'x|y',
+  'q?',
+  'dollar$',
+  '{brace}',
+  'hyphen-ated',
+  'under_score',
+  'space name',
+  'Émile',
+  'émile2',
 ];
 
 function humanOptions(i: number, username: string): HumanOptions {
   return {
     username,
-    email: i % 7 === 0 ? 'Shared@Example.com' : `${lower(username).replace(/[^a-z0-9]/g, '') || 'u'}${i}@${i % 3 === 0 ? 'Example.ORG' : 'example.com'}`,
+    email:
+      i % 7 === 0
+        ? 'Shared@Example.com'
+        : `${lower(username).replace(/[^a-z0-9]/g, '') || 'u'}${i}@${i % 3 === 0 ? 'Example.ORG' : 'example.com'}`,
     emailVerified: i % 2 === 0,
     passwordHash: i % 3 === 1 ? null : '$2y$04$Cxq5Gf.Ih4FQcZ.xMxZrNOP.f01Bc4pgdp0MRnz.VBz3bEhF08eCm',
     profile: {
@@ -55,8 +87,13 @@ function humanOptions(i: number, username: string): HumanOptions {
 async function appendFact(store: EventStore, fact: Fact, base: Snapshot<User> | null) {
   const { snapshot } = await store.append<User>(
     {
-      aggregateType: fact.aggregateType, aggregateId: fact.aggregateId, sequence: (base?.sequence ?? 0) + 1, type: fact.type,
-      payload: fact.payload, creator: 'seed', resourceOwner: fact.resourceOwner ?? base!.resourceOwner,
+      aggregateType: fact.aggregateType,
+      aggregateId: fact.aggregateId,
+      sequence: (base?.sequence ?? 0) + 1,
+      type: fact.type,
+      payload: fact.payload,
+      creator: 'seed',
+      resourceOwner: fact.resourceOwner ?? base!.resourceOwner,
     },
     { claims: fact.claims, base },
   );
@@ -84,10 +121,17 @@ async function seedOne(store: EventStore, i: number): Promise<Model> {
 export function modelOf(snap: Snapshot<User>): Model {
   const s = snap.state;
   return {
-    id: snap.id, org: snap.resourceOwner, username: lower(s.username), email: lower(s.email.email),
-    displayName: lower(s.profile.displayName ?? ''), firstName: lower(s.profile.firstName), lastName: lower(s.profile.lastName),
-    state: s.passwordHash || s.idpLinks.length > 0 ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL', emailVerified: s.email.isVerified,
-    created: snap.creationDate.getTime(), changed: snap.changeDate.getTime(),
+    id: snap.id,
+    org: snap.resourceOwner,
+    username: lower(s.username),
+    email: lower(s.email.email),
+    displayName: lower(s.profile.displayName ?? ''),
+    firstName: lower(s.profile.firstName),
+    lastName: lower(s.profile.lastName),
+    state: s.passwordHash || s.idpLinks.length > 0 ? 'USER_STATE_ACTIVE' : 'USER_STATE_INITIAL',
+    emailVerified: s.email.isVerified,
+    created: snap.creationDate.getTime(),
+    changed: snap.changeDate.getTime(),
   };
 }
 
@@ -113,8 +157,11 @@ const prefixOf = (value: string | undefined) => (value === undefined ? undefined
 
 function holds(m: Model, c: UserConditions): boolean {
   return (
-    textOk(m.username, c.username) && textOk(m.email, c.email) &&
-    textOk(m.displayName, c.displayName) && textOk(m.firstName, c.firstName) && textOk(m.lastName, c.lastName) &&
+    textOk(m.username, c.username) &&
+    textOk(m.email, c.email) &&
+    textOk(m.displayName, c.displayName) &&
+    textOk(m.firstName, c.firstName) &&
+    textOk(m.lastName, c.lastName) &&
     textOk(m.displayName, prefixOf(c.displayNamePrefix)) &&
     textOk(m.firstName, prefixOf(c.firstNamePrefix)) &&
     textOk(m.lastName, prefixOf(c.lastNamePrefix)) &&
@@ -219,30 +266,58 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     ['createdTo (exclusive)', (m) => ({ createdTo: new Date(m[30]!.created) })],
     ['createdFrom and createdTo', (m) => ({ createdFrom: new Date(m[10]!.created), createdTo: new Date(m[50]!.created) })],
     ['username SUFFIX', () => ({ username: { op: 'SUFFIX', value: 'le' } })],
-    ['username SUFFIX with a metacharacter ("$"), beyond U+FFFF, and the whole name', () => ({
-      anyOf: [{ username: { op: 'SUFFIX', value: '$' } }, { username: { op: 'SUFFIX', value: '😀smile' } }, { username: { op: 'SUFFIX', value: 'q?' } }],
-    })],
+    [
+      'username SUFFIX with a metacharacter ("$"), beyond U+FFFF, and the whole name',
+      () => ({
+        anyOf: [
+          { username: { op: 'SUFFIX', value: '$' } },
+          { username: { op: 'SUFFIX', value: '😀smile' } },
+          { username: { op: 'SUFFIX', value: 'q?' } },
+        ],
+      }),
+    ],
     ['email SUFFIX, folded (Example.ORG)', () => ({ email: { op: 'SUFFIX', value: '.org' } })],
     ['username SUFFIX empty: everyone', () => ({ username: { op: 'SUFFIX', value: '' } })],
-    ['firstName, lastName, displayName with every operator', () => ({
-      firstName: { op: 'CONTAINS', value: 'a' }, lastName: { op: 'SUFFIX', value: 'e' }, displayName: { op: 'EXACT', value: 'dr. no' },
-    })],
+    [
+      'firstName, lastName, displayName with every operator',
+      () => ({
+        firstName: { op: 'CONTAINS', value: 'a' },
+        lastName: { op: 'SUFFIX', value: 'e' },
+        displayName: { op: 'EXACT', value: 'dr. no' },
+      }),
+    ],
     ['ids: some seeded, one unknown, one twice', (m) => ({ ids: [m[3]!.id, m[40]!.id, 'no-such-id', m[3]!.id, m[71]!.id] })],
     ['ids: an empty list matches none', () => ({ ids: [] })],
     ['emails: folded, exact, shared by several', (m) => ({ emails: ['shared@example.com', m[1]!.email, 'nobody@example.com'] })],
-    ['anyOf: either of two conditions', () => ({ anyOf: [{ username: { op: 'PREFIX', value: 'ada' } }, { email: { op: 'SUFFIX', value: '.org' } }] })],
+    [
+      'anyOf: either of two conditions',
+      () => ({ anyOf: [{ username: { op: 'PREFIX', value: 'ada' } }, { email: { op: 'SUFFIX', value: '.org' } }] }),
+    ],
     ['anyOf: an empty list matches none', () => ({ anyOf: [] })],
     ['not: all but a prefix', () => ({ not: { username: { op: 'PREFIX', value: 'a' } } })],
     ['not of not: the condition itself', () => ({ not: { not: { state: 'USER_STATE_INITIAL' } } })],
-    ['allOf: one field twice', () => ({ allOf: [{ username: { op: 'PREFIX', value: 'a' } }, { username: { op: 'CONTAINS', value: 'b' } }] })],
-    ['nested: ids or (state and not emailVerified), beside a prefix', (m) => ({
-      lastNamePrefix: 'l',
-      anyOf: [{ ids: m.slice(0, 20).map((x) => x.id) }, { state: 'USER_STATE_ACTIVE', not: { emailVerified: true } }],
-    })],
-    ['everything at once', (m) => ({
-      username: { op: 'CONTAINS', value: 'e' }, email: { op: 'CONTAINS', value: 'example' }, state: 'USER_STATE_ACTIVE',
-      emailVerified: true, createdFrom: new Date(m[0]!.created), lastNamePrefix: '',
-    })],
+    [
+      'allOf: one field twice',
+      () => ({ allOf: [{ username: { op: 'PREFIX', value: 'a' } }, { username: { op: 'CONTAINS', value: 'b' } }] }),
+    ],
+    [
+      'nested: ids or (state and not emailVerified), beside a prefix',
+      (m) => ({
+        lastNamePrefix: 'l',
+        anyOf: [{ ids: m.slice(0, 20).map((x) => x.id) }, { state: 'USER_STATE_ACTIVE', not: { emailVerified: true } }],
+      }),
+    ],
+    [
+      'everything at once',
+      (m) => ({
+        username: { op: 'CONTAINS', value: 'e' },
+        email: { op: 'CONTAINS', value: 'example' },
+        state: 'USER_STATE_ACTIVE',
+        emailVerified: true,
+        createdFrom: new Date(m[0]!.created),
+        lastNamePrefix: '',
+      }),
+    ],
   ];
 
   for (const [name, filterOf] of filters) {
@@ -292,14 +367,20 @@ export function userSearchContract(open: () => Promise<EventStore>) {
   });
 
   it('after the key of a row that shares its value with others: the tie-breaker is the id', async () => {
-    const twins = ordered(models.filter((m) => m.username === 'file'), 'USERNAME', false);
+    const twins = ordered(
+      models.filter((m) => m.username === 'file'),
+      'USERNAME',
+      false,
+    );
     const got = await store.searchUsers({ filter: {}, sort: 'USERNAME', descending: false, after: keyOf(twins[0]!, 'USERNAME'), limit: 1 });
     expect(got.map((s) => s.id)).toEqual([twins[1]!.id]);
   });
 
   it('limit: at most that many, the first ones; 0 gives none', async () => {
     const want = ordered(models, 'USERNAME', false).map((m) => m.id);
-    expect((await store.searchUsers({ filter: {}, sort: 'USERNAME', descending: false, limit: 3 })).map((s) => s.id)).toEqual(want.slice(0, 3));
+    expect((await store.searchUsers({ filter: {}, sort: 'USERNAME', descending: false, limit: 3 })).map((s) => s.id)).toEqual(
+      want.slice(0, 3),
+    );
     expect(await store.searchUsers({ filter: {}, sort: 'USERNAME', descending: false, limit: 0 })).toEqual([]);
   });
 
@@ -317,10 +398,24 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     const target = models.find((m) => m.org === ORG_A && !m.firstName.startsWith('renamed'))!;
     const before = (await store.load<User>('user', target.id))!;
     const profile = { ...before.state.profile, firstName: 'Zzyzx' };
-    await appendFact(store, { aggregateType: 'user', aggregateId: target.id, type: userEvents.profileChanged, payload: { profile } }, before);
-    const found = await store.searchUsers({ filter: { orgId: ORG_A, firstNamePrefix: 'zzyzx' }, sort: 'USERNAME', descending: false, limit: 10 });
+    await appendFact(
+      store,
+      { aggregateType: 'user', aggregateId: target.id, type: userEvents.profileChanged, payload: { profile } },
+      before,
+    );
+    const found = await store.searchUsers({
+      filter: { orgId: ORG_A, firstNamePrefix: 'zzyzx' },
+      sort: 'USERNAME',
+      descending: false,
+      limit: 10,
+    });
     expect(found.map((s) => s.id)).toEqual([target.id]);
-    const old = await store.searchUsers({ filter: { firstNamePrefix: target.firstName }, sort: 'USERNAME', descending: false, limit: 1000 });
+    const old = await store.searchUsers({
+      filter: { firstNamePrefix: target.firstName },
+      sort: 'USERNAME',
+      descending: false,
+      limit: 1000,
+    });
     expect(old.map((s) => s.id)).not.toContain(target.id);
     target.firstName = 'zzyzx';
     target.changed = (await store.load<User>('user', target.id))!.changeDate.getTime();
@@ -331,7 +426,16 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     const targets = models.filter((m) => m.org === ORG_B).slice(0, 5);
     const rename = async (m: Model, name: string) => {
       const base = (await store.load<User>('user', m.id))!;
-      const snap = await appendFact(store, { aggregateType: 'user', aggregateId: m.id, type: userEvents.profileChanged, payload: { profile: { ...base.state.profile, firstName: name, lastName: name } } }, base);
+      const snap = await appendFact(
+        store,
+        {
+          aggregateType: 'user',
+          aggregateId: m.id,
+          type: userEvents.profileChanged,
+          payload: { profile: { ...base.state.profile, firstName: name, lastName: name } },
+        },
+        base,
+      );
       Object.assign(m, { firstName: lower(name), lastName: lower(name), changed: snap.changeDate.getTime() });
     };
     await Promise.all(targets.map((m) => rename(m, 'Same0')));
@@ -354,12 +458,25 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     const value = (seed: number) => Buffer.alloc(75_000, seed).toString('base64'); // 100,000 characters
     const heavy = await Promise.all(
       ['heavy-a', 'heavy-b', 'heavy-c', 'heavy-d'].map((username, i) =>
-        appendFact(store, facts.human(`id-${username}`, 'org-heavy', { username, metadata: [{ key: 'a', value: value(i) }, { key: 'b', value: value(i + 10) }] }), null),
+        appendFact(
+          store,
+          facts.human(`id-${username}`, 'org-heavy', {
+            username,
+            metadata: [
+              { key: 'a', value: value(i) },
+              { key: 'b', value: value(i + 10) },
+            ],
+          }),
+          null,
+        ),
       ),
     );
     const search: UserSearch = { filter: { orgId: 'org-heavy' }, sort: 'USERNAME', descending: false, limit: 10 };
     expect((await store.searchUsers(search)).map((u) => u.id)).toEqual(heavy.map((u) => u.id));
-    const cut = await store.searchUsers({ ...search, maxBytes: 500_000 }).then(() => null, (e: unknown) => e);
+    const cut = await store.searchUsers({ ...search, maxBytes: 500_000 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(cut).toBeInstanceOf(ReadLimitError);
     expect((cut as ReadLimitError).fitted).toBe(2);
     const fits = await store.searchUsers<User>({ ...search, limit: 2, maxBytes: 500_000 });
@@ -367,10 +484,35 @@ export function userSearchContract(open: () => Promise<EventStore>) {
     expect(fits[1]!.state.metadata.map((m) => m.value)).toEqual([value(1), value(11)]);
     // Small users are not held back by the same budget.
     const small = { filter: { orgId: ORG_A }, sort: 'USERNAME', descending: false, limit: 1000 } as const;
-    expect((await store.searchUsers({ ...small, maxBytes: 500_000 })).map((u) => u.id)).toEqual((await store.searchUsers(small)).map((u) => u.id));
+    expect((await store.searchUsers({ ...small, maxBytes: 500_000 })).map((u) => u.id)).toEqual(
+      (await store.searchUsers(small)).map((u) => u.id),
+    );
 
-    await expect(store.loadMany('user', heavy.map((u) => u.id), 500_000)).rejects.toBeInstanceOf(ReadLimitError);
-    expect([...(await store.loadMany('user', heavy.slice(2).map((u) => u.id), 500_000)).keys()].sort()).toEqual(heavy.slice(2).map((u) => u.id));
-    expect((await store.loadMany('user', heavy.map((u) => u.id))).size).toBe(4);
+    await expect(
+      store.loadMany(
+        'user',
+        heavy.map((u) => u.id),
+        500_000,
+      ),
+    ).rejects.toBeInstanceOf(ReadLimitError);
+    expect(
+      [
+        ...(
+          await store.loadMany(
+            'user',
+            heavy.slice(2).map((u) => u.id),
+            500_000,
+          )
+        ).keys(),
+      ].sort(),
+    ).toEqual(heavy.slice(2).map((u) => u.id));
+    expect(
+      (
+        await store.loadMany(
+          'user',
+          heavy.map((u) => u.id),
+        )
+      ).size,
+    ).toBe(4);
   });
 }

@@ -13,10 +13,13 @@ import { UserService as UserServiceV2beta } from '@zitadel/proto/zitadel/user/v2
 export type WireKind = 'grpc' | 'grpc-web' | 'connect' | 'connect-json';
 export const WIRE_KINDS: WireKind[] = ['grpc', 'grpc-web', 'connect', 'connect-json'];
 
-export const bearer = (token: string | null): Interceptor => (next) => async (req) => {
-  if (token) req.header.set('authorization', `Bearer ${token}`);
-  return next(req);
-};
+export const bearer =
+  (token: string | null): Interceptor =>
+  (next) =>
+  async (req) => {
+    if (token) req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
 
 /** gRPC over HTTP/2 (always); gRPC-web and Connect (binary or JSON) over HTTP/1.1. */
 export function wireTransport(kind: WireKind, baseUrl: string, token: string | null): Transport {
@@ -53,4 +56,5 @@ export async function failure(call: Promise<unknown>): Promise<ConnectError> {
 }
 
 /** The field violations of an error's google.rpc.BadRequest details. */
-export const violationsOf = (err: ConnectError) => err.findDetails(BadRequestSchema).flatMap((d) => (d as unknown as BadRequest).fieldViolations);
+export const violationsOf = (err: ConnectError) =>
+  err.findDetails(BadRequestSchema).flatMap((d) => (d as unknown as BadRequest).fieldViolations);
