@@ -4,7 +4,7 @@
 // and the number of users differ:
 //   embedded      10,000 users in two organizations (9,300 in A, 700 in B), through the
 //                 store port, one append per user (64 at a time), as addHumanUser writes them;
-//   MongoDB-wire  2,000 users (1,800 in A, 200 in B) through src/store/mongo-bulk.ts: the
+//   MongoDB-wire  1,000 users (900 in A, 100 in B) through src/store/mongo-bulk.ts: the
 //                 documents append writes, 1,000 users per insertMany (test/store.mongo-bulk.test.ts
 //                 holds it to append's). One append at a time is no option on FerretDB v1: its
 //                 upsert scans the users collection.
@@ -16,7 +16,7 @@
 // 10 s MONGODB_READ_TIMEOUT_MS, which failed 28 tests there). The search is the same code
 // on both stores; what only scale shows (the query plans, the round trips) is held by
 // test/store.user-search.test.ts and test/store.round-trips.test.ts, and the embedded suite
-// keeps 10,000. At 2,000 a search costs FerretDB a fifth of that, and the test sets the
+// keeps 10,000. At 1,000 a search costs FerretDB a tenth of that, and the test sets the
 // read deadline it needs (test/support/test-defaults.ts gives every test gateway 120 s), so
 // the outcome does not depend on the machine's speed.
 //
@@ -51,7 +51,7 @@ import type { UserFilter, UserSortField } from '../src/store/read-models.ts';
  */
 const SCALE = { users: 10_000, inB: 700, walkPage: 100 };
 /** On MongoDB-wire (FerretDB v1 scans every user for every search): see the header. */
-const FERRET_SCALE = { users: 2_000, inB: 200, walkPage: 25 };
+const FERRET_SCALE = { users: 1_000, inB: 100, walkPage: 13 };
 type Scale = typeof SCALE;
 const FIRST = ['Ada', 'Grace', 'Alan', 'Édith', 'Linus', 'Barbara', 'Ken', 'Margaret', 'Dennis', 'Frances', 'Zoë', 'ﬁona'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Piaf', 'Torvalds', 'Liskov', 'Thompson', 'Hamilton', 'Ritchie', 'Allen', 'Noether'];
