@@ -109,7 +109,10 @@ interface LeaseDoc {
 }
 
 export async function createMongoLeaseStore(options: { url: string; dbName: string; collection?: string }): Promise<NodeIdLeaseStore> {
-  const { MongoClient, MongoServerError } = await import('mongodb');
+  // mongodb is CommonJS only: Node's import() names its exports, esbuild's bundle (the image's
+  // gateway) gives them only as `default`. Without this the bundled gateway never leased an id.
+  const loaded = await import('mongodb');
+  const { MongoClient, MongoServerError } = ('default' in loaded ? loaded.default : loaded) as typeof import('mongodb');
   // A client whose first connect failed never connects again (a MongoDB still starting when the
   // gateway did would leave it without ids for good): until one has connected, each call makes a
   // new one. Once connected, the driver itself reconnects after an outage.
