@@ -1,5 +1,5 @@
 // Per-caller and per-IP request limits held in Redis: two gateway processes
-// (`node --import tsx src/main.ts`) share one redis-server started here, and the
+// (the bundled gateway, test/support/child-gateway.ts) share one redis-server started here, and the
 // requests spread over both count against one window.
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,11 +1,13 @@
-// Real processes for the HTTP edge tests: the gateway as `node --import tsx src/main.ts`
-// (exactly what `npm start` and the Docker image run). Loopback only, free ports, temp folders.
+// Real processes for the HTTP edge tests: the gateway as the Docker image runs it, bundled from
+// src/main.ts (scripts/bundle.mjs, once per test run by the global setup). Loopback only, free
+// ports, temp folders.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { readResponse } from './net.ts';
 import { TEST_DEFAULTS } from './test-defaults.ts';
 
@@ -55,7 +57,8 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     PORT: '0',
     HOST: '127.0.0.1',
   };
-  const args = ['--import', 'tsx', 'src/main.ts'];
+  // The gateway as built for production (bundled once for the run by the global setup).
+  const args = [inject('gatewayBundle')];
   // prlimit execs the gateway: the child's pid is the gateway's own (its /proc/<pid> for RSS).
   const child = options.maxOpenFiles
     ? spawn('prlimit', [`--nofile=${options.maxOpenFiles}`, process.execPath, ...args], {

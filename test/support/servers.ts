@@ -11,6 +11,8 @@ declare module 'vitest' {
     mongoProblem: string;
     /** Path of redis-server (empty when not found), for tests that stop and restart Redis. */
     redisServerBin: string;
+    /** The gateway bundled once for the run (dist/test-gateway/main.js), what child gateways run. */
+    gatewayBundle: string;
   }
 }
 
