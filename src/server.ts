@@ -10,6 +10,7 @@ import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './commands/context.ts';
 import { requestContext } from './commands/request-context.ts';
 import type { Config } from './config.ts';
+import { callerOf } from './http/authentication.ts';
 import { createHttpLayer } from './http/index.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -135,7 +136,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       // The token was checked at the edge (src/http/rate-limit.ts), before the rate limit.
       const state = await http.authenticated(request);
       // x-service-orgid or x-zitadel-orgid, read as every face reads them (two different ones: INVALID_ARGUMENT).
-      const cmd = requestContext(deps, request.headers, { callerId: state.caller, authError: state.authError });
+      const cmd = requestContext(deps, request.headers, callerOf(state));
       return { cmd, requestId: state.requestId };
     },
     plugins: [

@@ -25,7 +25,8 @@ import { bodyNeedsToken, bodyTooLarge, UNAUTHENTICATED_BODY_BYTES } from './body
 import { readiness, sendJson, type ReadinessCheck } from './health.ts';
 import { logRequest } from './logging.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { authenticate, type Refusal } from './rate-limit.ts';
+import { authenticate } from './authentication.ts';
+import type { Refusal } from './rate-limit.ts';
 import { clientIp, newRequestState, type EdgeContext, type RequestState } from './request-state.ts';
 
 export interface EdgeOptions {

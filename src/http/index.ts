@@ -31,7 +31,8 @@ import {
 } from './idempotency.ts';
 import { useRequestFacts } from './logging.ts';
 import { timed, type GatewayMetrics } from './metrics.ts';
-import { authenticate, createRateLimit } from './rate-limit.ts';
+import { authenticate } from './authentication.ts';
+import { createRateLimit } from './rate-limit.ts';
 import { stateOf, useRequestState, type EdgeContext, type RequestState } from './request-state.ts';
 import { createOnePortServer } from './one-port.ts';
 import { createAddressWindow } from './address-window.ts';

@@ -1,11 +1,7 @@
-// Authentication at the edge and per-caller / per-IP request limits, for every path
-// the edge serves (GraphQL and the wire API alike).
-//
-// The bearer token is checked once per request, by the node handler before the
-// body is read (edge.ts; `authenticate` here is then a no-op), so the limit can
-// be per verified caller (a forged `sub` buys nothing). Requests
-// with a valid token count against their caller; requests without one (or with
-// an invalid one) against their client IP. Both are sliding one-minute windows
+// Per-caller / per-IP request limits, for every path the edge serves (GraphQL and the
+// wire API alike), after the token is checked (authentication.ts), so the limit can be
+// per verified caller. Requests with a valid token count against their caller; requests
+// without one (or with an invalid one) against their client IP. Both are sliding one-minute windows
 // in the rate limiter of src/notify/rate-limit.ts: Redis when REDIS_URL is set,
 // shared by every gateway, memory otherwise. A full window answers RESOURCE_EXHAUSTED
 // with Retry-After (whole seconds), before the body is read, in the path's own error
@@ -17,7 +13,6 @@
 // the limiter is not asked for BREAK_MS, and then by one request at a time until it
 // answers: a stalled Redis (connections up, no answer) costs its command timeout to
 // a few requests, not to every one.
-import type { TokenVerifier } from '../auth/tokens.ts';
 import type { HttpConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { RateLimiter } from '../notify/rate-limit.ts';
@@ -34,17 +29,6 @@ export interface RateLimitOptions {
   logger: Logger;
   onLimiterUnavailable?: () => void;
   onLimited?: (scope: 'caller' | 'ip') => void;
-}
-
-export async function authenticate(state: RequestState, authorization: string | null, tokens: TokenVerifier): Promise<void> {
-  if (state.authChecked) return;
-  state.authChecked = true;
-  if (!authorization) return;
-  try {
-    state.caller = (await tokens.verify(authorization)).userId;
-  } catch (err) {
-    state.authError = err as Error;
-  }
 }
 
 /** A request the edge answers itself: the error, and headers for the answer (Retry-After). */

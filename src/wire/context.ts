@@ -9,7 +9,8 @@ import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
-import { requestContext, type CallerFacts } from '../commands/request-context.ts';
+import { requestContext } from '../commands/request-context.ts';
+import { callerOf, verifyCaller } from '../http/authentication.ts';
 
 export interface WireDeps {
   deps: Deps;
@@ -29,16 +30,7 @@ export const requestStateKey = createContextKey<RequestState | undefined>(undefi
  * INVALID_ARGUMENT whatever the token).
  */
 export async function commandContext(wire: WireDeps, headers: Headers, state?: RequestState): Promise<CommandContext> {
-  if (state?.authChecked) return requestContext(wire.deps, headers, { callerId: state.caller, authError: state.authError });
-  const authorization = headers.get('authorization');
-  const caller: CallerFacts = { callerId: null };
-  if (authorization) {
-    try {
-      caller.callerId = (await wire.tokens.verify(authorization)).userId;
-    } catch (err) {
-      caller.authError = err as Error;
-    }
-  }
+  const caller = state?.authChecked ? callerOf(state) : await verifyCaller(wire.tokens, headers.get('authorization'));
   return requestContext(wire.deps, headers, caller);
 }
 
