@@ -1,37 +1,28 @@
-// The HTTP gateway: yoga with the schema, per-request context, the error model;
-// the HTTP edge (hardening, limits, idempotency, logs, metrics, probes, drain) is src/http.
+// The gateway, wired: the stores and what the operations need (src/stores.ts, Deps), the HTTP
+// edge (src/http), and its two faces on one port: GraphQL (src/graphql over the schema of
+// src/schema) and the wire API (src/wire, loaded at its first request).
 import type { Server } from 'node:http';
-import { GraphQLError } from 'graphql';
-import { useGraphQlJit } from '@envelop/graphql-jit';
-import { stateOf } from './http/request-state.ts';
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
+import { instanceAdminId } from './commands/bootstrap.ts';
 import type { Deps } from './commands/context.ts';
 import { requestContext } from './commands/request-context.ts';
 import type { Config } from './config.ts';
-import { callerOf } from './http/authentication.ts';
+import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
 import { createHttpLayer } from './http/index.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
-import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createPasswordHasher } from './model/passwords.ts';
+import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
-import { introspectionSwitch, useGraphiQLPage } from './graphiql.ts';
 import { buildSchema } from './schema/index.ts';
-import type { GraphQLContext } from './schema/builder.ts';
-import { asAppError } from './errors.ts';
-import { classifyGraphQLError, maskedInternal, toGraphQLError } from './schema/errors.ts';
 import { openStores, type Stores } from './stores.ts';
-import { maxRequestBodyBytes } from './http/body-limit.ts';
-import { lazyWireRoute } from './http/lazy-wire.ts';
-import { useVariableCoercion } from './http/variable-coercion.ts';
-import { isSeveralMutations, usePartialMutationStatus } from './http/partial-mutation.ts';
+import { lazyWireRoute } from './wire/lazy.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 
 export interface Gateway {
-  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  yoga: GraphQLYoga;
   deps: Deps;
   stores: Stores;
   logger: Logger;
@@ -56,9 +47,8 @@ export interface GatewayOptions {
   notifier?: Notifier;
 }
 
-export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
+/** The stores, the notifier and the node-id lease, and the Deps of the commands over them. */
+async function openDeps(config: Config, logger: Logger, metrics: GatewayMetrics, options: GatewayOptions) {
   const stores = await openStores(config, logger, {
     store: metrics.storeObserver,
     redis: metrics.redisObserver,
@@ -82,6 +72,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     newId: nodeIds.next,
     idpSecretKey: await idpSecretKey(config),
   };
+  return { stores, delivery, nodeIds, deps };
+}
+
+export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
+  const { stores, delivery, nodeIds, deps } = await openDeps(config, logger, metrics, options);
   const tokens = createTokenVerifier(config);
   // Without a lease a gateway cannot create anything: the balancer should route around it.
   const leaseCheck = {
@@ -100,58 +97,17 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   });
   if (delivery && config.delivery.runWorker) delivery.startWorker();
 
-  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
+  const graphql = createGraphQLFace({
+    config,
+    logger,
     schema: buildSchema(config),
-    graphqlEndpoint: '/graphql',
-    landingPage: false,
-    // Served by useGraphiQLPage (below): compressed, cached, and the quick start's token only where it belongs.
-    graphiql: false,
-    logging: false,
-    ...http.yogaOptions,
-    maskedErrors: {
-      maskError(error, _message) {
-        const located = error instanceof GraphQLError ? error : undefined;
-        let cause: unknown = located?.originalError ?? error;
-        if (cause instanceof GraphQLError && cause.extensions?.grpcCode !== undefined) {
-          return new GraphQLError(cause.message, {
-            nodes: located?.nodes,
-            positions: located?.positions,
-            path: located?.path,
-            extensions: cause.extensions,
-          });
-        }
-        const known = asAppError(cause);
-        if (known) return toGraphQLError(known, located);
-        if (located && !located.originalError) return classifyGraphQLError(located);
-        // Variable coercion (firstName: 42, isVerified: "yes", a missing field, bad Base64):
-        // graphql-js wraps its own GraphQLError, before execution, so there is no path.
-        if (located && !located.path && cause instanceof GraphQLError) return classifyGraphQLError(located);
-        // Logged with its request id once the answer is processed (errorClassification).
-        const masked = maskedInternal(PENDING_REQUEST_ID, located);
-        unexpected.set(masked, cause);
-        return masked;
-      },
-    },
-    context: async ({ request }): Promise<GraphQLContext> => {
-      // The token was checked at the edge (src/http/rate-limit.ts), before the rate limit.
-      const state = await http.authenticated(request);
-      // x-service-orgid or x-zitadel-orgid, read as every face reads them (two different ones: INVALID_ARGUMENT).
-      const cmd = requestContext(deps, request.headers, callerOf(state));
-      return { cmd, requestId: state.requestId };
-    },
-    plugins: [
-      useGraphiQLPage(config, deps),
-      errorClassification(logger),
-      usePartialMutationStatus(),
-      introspectionSwitch(config),
-      ...http.plugins,
-      useVariableCoercion(classifyGraphQLError),
-      useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) }),
-    ],
+    tokens,
+    idempotency: http.idempotency,
+    requestContext: (headers, caller) => requestContext(deps, headers, caller),
+    instanceAdminId: () => instanceAdminId({ deps }),
   });
-
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
-  // Loaded at its first request, not at start (src/http/lazy-wire.ts).
+  // Loaded at its first request, not at start (src/wire/lazy.ts).
   const wire = lazyWireRoute({
     mayMatch: mayBeWirePath,
     protocolOf: wireProtocolOf,
@@ -161,7 +117,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
         deps,
         tokens,
         logger,
-        readMaxBytes: maxRequestBodyBytes(config),
+        readMaxBytes: http.maxBodyBytes,
         ready: http.ready,
         idempotency: http.idempotency,
       }),
@@ -177,14 +133,14 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       return clean;
     })());
   return {
-    yoga,
+    yoga: graphql.yoga,
     deps,
     stores,
     logger,
     delivery,
     nodeIds,
     metrics,
-    listen: () => http.listen(yoga, wire),
+    listen: () => http.listen({ routed: [wire], otherwise: graphql.face }),
     shutdown,
     async close() {
       await shutdown();
@@ -197,29 +153,4 @@ async function idpSecretKey(config: Config): Promise<Buffer> {
   const key = Buffer.from(config.idpSecretKey, 'hex');
   if (key.length !== 32) throw new Error('IDP_SECRET_KEY must be 64 hex characters (32 bytes)');
   return key;
-}
-
-/** Masked INTERNAL errors waiting for their request id, with what was thrown. */
-const unexpected = new WeakMap<GraphQLError, unknown>();
-const PENDING_REQUEST_ID = 'pending';
-
-/**
- * Syntax, validation and variable errors of graphql-js get the INVALID_ARGUMENT
- * extensions too; masked INTERNAL errors get the request id and are logged with it.
- */
-function errorClassification(logger: Logger): Plugin {
-  return {
-    onResultProcess({ request, result, setResult }) {
-      if (Array.isArray(result) || !result || typeof result !== 'object' || !('errors' in result) || !result.errors) return;
-      const errors = (result.errors as GraphQLError[]).map((e) => {
-        if (unexpected.has(e)) {
-          const { requestId } = stateOf(request);
-          logger.log('error', 'unexpected error', { requestId, error: String((unexpected.get(e) as Error)?.stack ?? unexpected.get(e)) });
-          return maskedInternal(requestId, e);
-        }
-        return e instanceof GraphQLError && e.extensions?.grpcCode === undefined && !e.originalError ? classifyGraphQLError(e) : e;
-      });
-      setResult({ ...result, errors } as any);
-    },
-  };
 }

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import { EXAMPLE_OPERATION } from '../src/graphiql.ts';
+import { EXAMPLE_OPERATION } from '../src/graphql/graphiql.ts';
 import { browserSuite, launchChromium } from './support/browser.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 

@@ -6,9 +6,9 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mayReceiveAdminToken } from '../src/graphiql-access.ts';
-import { EXAMPLE_OPERATION, TOKEN_PLACEHOLDER } from '../src/graphiql.ts';
-import { chooseEncoding, encodedPage, matchesIfNoneMatch } from '../src/http/encoded-page.ts';
+import { mayReceiveAdminToken } from '../src/graphql/graphiql-access.ts';
+import { EXAMPLE_OPERATION, TOKEN_PLACEHOLDER } from '../src/graphql/graphiql.ts';
+import { chooseEncoding, encodedPage, matchesIfNoneMatch } from '../src/graphql/encoded-page.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 
 interface Page {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, violatedFields, type TestGateway } from './support/gateway.ts';
 import { isStandardBase64 } from '../src/model/base64.ts';
-import { jsonDepth } from '../src/http/json-depth.ts';
+import { jsonDepth } from '../src/graphql/json-depth.ts';
 
 const ADD_USER = 'mutation A($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId } }';
 const VERIFY_U2F = 'mutation V($input: VerifyU2FRegistrationInput!) { verifyU2FRegistration(input: $input) { details { sequence } } }';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResponse } from './support/net.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
-import { isJsonRequest } from '../src/http/content-type.ts';
+import { isJsonRequest } from '../src/graphql/content-type.ts';
 
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;

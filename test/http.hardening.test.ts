@@ -21,7 +21,7 @@ import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generat
 import { readResponse } from './support/net.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
-import { armorLimits } from '../src/http/armor.ts';
+import { armorLimits } from '../src/graphql/armor.ts';
 import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../src/commands/user-inputs.ts';
 
 let seq = 0;

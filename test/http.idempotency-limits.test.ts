@@ -6,7 +6,7 @@
 // small yoga whose mutation counts its runs; with the in-memory store and with Redis.
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { armorLimits } from '../src/http/armor.ts';
+import { armorLimits } from '../src/graphql/armor.ts';
 import {
   createIdempotency,
   createMemoryIdempotencyStore,
@@ -14,8 +14,8 @@ import {
   MAX_KEPT_ANSWER_BYTES,
   useIdempotency,
   type IdempotencyStore,
-} from '../src/http/idempotency.ts';
-import { stateOf } from '../src/http/request-state.ts';
+} from '../src/graphql/idempotency.ts';
+import { stateOf } from '../src/graphql/request-state.ts';
 import { parseUrlTemplate } from '../src/model/url-template.ts';
 import { AddHumanUserDocument } from './generated/operations.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';

@@ -7,7 +7,7 @@ import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
 import { createHmac } from 'node:crypto';
 import { print } from 'graphql';
-import { canonical, createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from '../src/http/idempotency.ts';
+import { canonical, createMemoryIdempotencyStore, createRedisIdempotencyStore, type IdempotencyStore } from '../src/graphql/idempotency.ts';
 import { UnavailableError } from '../src/errors.ts';
 import { cutOffBehind, faultyProxy } from './support/net.ts';
 

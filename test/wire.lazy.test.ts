@@ -1,4 +1,4 @@
-// The wire API is loaded at its first request (src/http/lazy-wire.ts), so a fresh gateway's
+// The wire API is loaded at its first request (src/wire/lazy.ts), so a fresh gateway's
 // first wire requests must be served as later ones are: each on a gateway of its own here.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type TestGateway } from './support/gateway.ts';

@@ -1,6 +1,6 @@
 // REST routing errors and query strings as grpc-gateway answers them, on a running gateway:
 // a path under the wire's REST prefixes (/auth/v1/, /management/v1/, /v2/) that no rule
-// matches is 404 {code 5, "Not Found"} whether the lazily loaded wire (src/http/lazy-wire.ts)
+// matches is 404 {code 5, "Not Found"} whether the lazily loaded wire (src/wire/lazy.ts)
 // was loaded by then or not; a known path with another HTTP method is 405 {code 12}; a query
 // string costs work linear in its size and more than MAX_QUERY_PARAMS parameters is 400
 // {code 3}. Paths outside those prefixes (/graphql, /health, /metrics, ...) and the RPC paths

@@ -9,11 +9,9 @@
 // Content-Length before reading anything (edge.ts); a body of unknown length
 // (chunked, or HTTP/2 without Content-Length) is counted by the edge's meter as it
 // streams in and refused at that size.
-import type { Plugin } from 'graphql-yoga';
 import type { Config } from '../config.ts';
 import { AppError, unauthenticated } from '../errors.ts';
-import { graphqlError } from './graphql-error.ts';
-import { stateOf, type RequestState } from './request-state.ts';
+import type { RequestState } from './request-state.ts';
 import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../commands/user-inputs.ts';
 import { MAX_METADATA_URL_LENGTH } from '../commands/project-inputs.ts';
 import { PUBLIC_KEY_CREDENTIAL_MAX } from '../commands/u2f-inputs.ts';
@@ -52,40 +50,4 @@ export const UNAUTHENTICATED_BODY_BYTES = 64 * 1024;
 export function bodyNeedsToken(state: RequestState): AppError {
   const why = state.authError instanceof AppError ? state.authError : unauthenticated();
   return new AppError(why.code, `${why.message}: a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token.`);
-}
-
-/**
- * A body of unknown length (chunked; HTTP/2 without Content-Length) through the edge's meter
- * (RequestState.meter) as yoga reads it: counted in the body budgets as it arrives, and cut
- * at UNAUTHENTICATED_BODY_BYTES without a valid token.
- */
-export function useBodyMeter(): Plugin {
-  return {
-    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
-      const { meter } = stateOf(request);
-      if (!meter || !requestParser || !request.body) return;
-      // As yoga's own cap (use-limit-request-body-size.js): a native stream needs the native TransformStream.
-      const Transform = request.body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
-      setRequestParser((req) => {
-        const body = req.body!.pipeThrough(
-          new Transform<Uint8Array, Uint8Array>({
-            transform(chunk, controller) {
-              const refused = meter(chunk.byteLength);
-              if (refused) controller.error(graphqlError(refused));
-              else controller.enqueue(chunk);
-            },
-          }),
-        );
-        return requestParser(
-          new fetchAPI.Request(req.url, {
-            method: req.method,
-            headers: req.headers,
-            signal: req.signal,
-            body,
-            duplex: 'half',
-          } as RequestInit),
-        );
-      });
-    },
-  };
 }

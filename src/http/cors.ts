@@ -2,10 +2,9 @@
 // host ("http://localhost:*") or "*" (any origin). An origin not listed gets no
 // CORS headers at all, so the browser keeps the answer from the page. Bearer
 // tokens, not cookies, authenticate: credentials are never allowed.
+// The edge applies it on the wire's paths (applyCors); yoga applies the same rule on GraphQL's
+// (src/graphql/cors.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { YogaServerOptions } from 'graphql-yoga';
-
-type CorsOption = NonNullable<YogaServerOptions<Record<string, unknown>, Record<string, unknown>>['cors']>;
 
 export const ALLOWED_REQUEST_HEADERS = [
   'authorization',
@@ -27,22 +26,6 @@ export function originAllowed(origin: string, allowed: readonly string[]): boole
     }
     return origin === entry;
   });
-}
-
-export function corsOptions(allowed: readonly string[]): CorsOption {
-  if (allowed.length === 0) return false;
-  return (request: Request) => {
-    const origin = request.headers.get('origin');
-    if (!origin || !originAllowed(origin, allowed)) return false;
-    return {
-      origin: [origin],
-      methods: ['GET', 'POST', 'OPTIONS'],
-      allowedHeaders: ALLOWED_REQUEST_HEADERS,
-      exposedHeaders: EXPOSED_RESPONSE_HEADERS,
-      credentials: false,
-      maxAge: 600,
-    };
-  };
 }
 
 /** What a CORS answer allows for a group of paths. */

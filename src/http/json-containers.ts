@@ -1,10 +1,9 @@
 // How many objects and arrays a JSON text holds, counted before it is parsed. JSON.parse of a
 // request body of 13 MB of `{},{},…` made 4.4 million objects: 600 MB of heap and 2 s, from
 // one authenticated request. The largest legal input holds a few dozen containers; a batch of
-// federation representations a few thousand.
-import type { Plugin } from 'graphql-yoga';
-import { invalid } from '../errors.ts';
-import { graphqlError } from './graphql-error.ts';
+// federation representations a few thousand. Plain functions, for every face: GraphQL applies
+// them to a request body (src/graphql/json-containers.ts), the wire API to its JSON messages
+// (src/wire/request-limits.ts, rest-request.ts).
 
 /** Objects and arrays a request body may hold. */
 export const MAX_JSON_CONTAINERS = 10_000;
@@ -34,29 +33,4 @@ export function tooManyJsonContainers(text: string, limit = MAX_JSON_CONTAINERS)
     else if ((c === OPEN_BRACE || c === OPEN_BRACKET) && ++containers > limit) return true;
   }
   return false;
-}
-
-/**
- * GraphQL's side: a POST body past UNSCANNED_JSON_BYTES (or of unknown length) is counted
- * before yoga parses it; past the limit, INVALID_ARGUMENT and nothing runs. Listed before the
- * body meter, whose parser hands this one the metered request.
- */
-export function useJsonContainerLimit(limit = MAX_JSON_CONTAINERS): Plugin {
-  return {
-    onRequestParse({ request, requestParser, setRequestParser }) {
-      if (!requestParser || request.method !== 'POST') return;
-      const length = request.headers.get('content-length');
-      if (length !== null && Number(length) <= UNSCANNED_JSON_BYTES) return;
-      setRequestParser((req) => {
-        // yoga's JSON parser calls json(): the same parse, after the count. A SyntaxError
-        // still becomes yoga's "POST body sent invalid JSON.".
-        req.json = async () => {
-          const text = await req.text();
-          if (tooManyJsonContainers(text, limit)) throw graphqlError(invalid('body', `must hold at most ${limit} JSON objects and arrays`));
-          return JSON.parse(text);
-        };
-        return requestParser(req);
-      });
-    },
-  };
 }

@@ -4,7 +4,7 @@
 // - on its own port (METRICS_PORT, on METRICS_HOST, 127.0.0.1 by default), where it is all that
 //   is served, to at most 32 connections at once, and no longer on the main port; or
 // - on the main port (METRICS_PORT unset), at most METRICS_RATE_LIMIT_PER_IP_PER_MINUTE times a
-//   minute per client address (edge.ts), like every other answer there under the output guard.
+//   minute per client address (probes.ts), like every other answer there under the output guard.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendJson } from './health.ts';

@@ -1,11 +1,11 @@
-// What the HTTP edge knows about one request, keyed by yoga's Request object:
-// the node handler hands its state in as server context and useRequestState
-// files it under the Request; calls that enter yoga without the node handler
-// (yoga.fetch) get one made on first sight. (No AsyncLocalStorage: its promise
-// hooks cost about a fifth of the gateway's time per request on Node 20.)
+// What the HTTP edge knows about one request: made by the node handler (edge.ts) and handed
+// to the face that serves the request (GraphQL files it under yoga's Request:
+// src/graphql/request-state.ts; the wire API in its calls' context values), which adds what
+// it learns (operation, root field, error codes) for the log line and the metrics. (No
+// AsyncLocalStorage: its promise hooks cost about a fifth of the gateway's time per request
+// on Node 20.)
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
 import type { AppError } from '../errors.ts';
 
 export interface RequestState {
@@ -18,7 +18,7 @@ export interface RequestState {
   /** A token was sent and is not valid (every operation answers UNAUTHENTICATED). */
   authError?: Error;
   authChecked: boolean;
-  /** How the request came: graphql, or the wire's grpc, grpc-web, grpc-web-text, connect, rest (for logs and metric labels). */
+  /** How the request came, as the face serving it names it: graphql, or the wire's grpc, grpc-web, grpc-web-text, connect, rest (for logs and metric labels). */
   protocol: string;
   operationName?: string;
   operationType?: 'query' | 'mutation' | 'subscription';
@@ -41,8 +41,6 @@ export interface RequestState {
   countAnother?: () => Promise<AppError | null>;
 }
 
-const byRequest = new WeakMap<Request, RequestState>();
-
 /** Client-chosen ids are kept when they are short and harmless in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
@@ -50,7 +48,8 @@ export function requestIdFrom(header: string | null | undefined): string {
   return header && REQUEST_ID.test(header) ? header : randomUUID();
 }
 
-export function newRequestState(requestId: string | null | undefined, ip: string): RequestState {
+/** `protocol`: the face's name for it, once the edge knows which face serves the request. */
+export function newRequestState(requestId: string | null | undefined, ip: string, protocol = 'unknown'): RequestState {
   return {
     requestId: requestIdFrom(requestId),
     startedAt: process.hrtime.bigint(),
@@ -58,32 +57,8 @@ export function newRequestState(requestId: string | null | undefined, ip: string
     caller: null,
     authChecked: false,
     errorCodes: [],
-    protocol: 'graphql',
+    protocol,
   };
-}
-
-/** The server context the node handler passes to yoga with each request. */
-export interface EdgeContext {
-  requestState?: RequestState;
-}
-
-/** First plugin: files the node handler's state under yoga's Request. */
-export function useRequestState(): Plugin {
-  return {
-    onRequest({ request, serverContext }) {
-      const state = (serverContext as EdgeContext | undefined)?.requestState;
-      if (state) byRequest.set(request, state);
-    },
-  };
-}
-
-/** The state of this request: the node handler's, else one made on first sight of the Request. */
-export function stateOf(request: Request): RequestState {
-  const current = byRequest.get(request);
-  if (current) return current;
-  const made = newRequestState(request.headers.get('x-request-id'), 'unknown');
-  byRequest.set(request, made);
-  return made;
 }
 
 /**

@@ -2,12 +2,9 @@ import SchemaBuilder from '@pothos/core';
 import DirectivesPlugin from '@pothos/plugin-directives';
 import FederationPlugin from '@pothos/plugin-federation';
 import RelayPlugin from '@pothos/plugin-relay';
-import type { CommandContext } from '../commands/context.ts';
+import type { GraphQLContext } from '../graphql/context.ts';
 
-export interface GraphQLContext {
-  cmd: CommandContext;
-  requestId: string;
-}
+export type { GraphQLContext };
 
 export type Scalars = {
   DateTime: { Input: Date; Output: Date };

@@ -2,10 +2,7 @@
 // served by connect-node over gRPC, gRPC-web and Connect beside /graphql. Thin: each method
 // maps its request to a command input and the result to its response (src/wire/*.ts).
 // Protobuf descriptors: @zitadel/proto (MIT), generated from ZITADEL's .proto files (Apache-2.0).
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { createContextValues } from '@connectrpc/connect';
-import type { RequestState } from '../http/request-state.ts';
 import { AuthService } from '@zitadel/proto/zitadel/auth_pb.js';
 import { ManagementService } from '@zitadel/proto/zitadel/management_pb.js';
 import { OrganizationService } from '@zitadel/proto/zitadel/org/v2/org_service_pb.js';
@@ -31,6 +28,7 @@ import { restService, type RestService } from './rest.ts';
 import { createRpcAdapter } from './rpc-adapter.ts';
 import { userService } from './users-v2.ts';
 import { userServiceV2beta } from './users-v2beta.ts';
+import type { NodeHandler } from './node-handler.ts';
 
 export type { WireDeps } from './context.ts';
 
@@ -51,10 +49,6 @@ const PREFIXES = ALL_SERVICES.map((s) => `/${s.typeName}/`);
 
 /** True for a request path of one of the RPC services (`/zitadel.auth.v1.AuthService/GetMyUser`, `/grpc.health.v1.Health/Check`). */
 export const isWirePath = (path: string) => PREFIXES.some((p) => path.startsWith(p));
-
-export type NodeRequest = IncomingMessage | Http2ServerRequest;
-/** A node handler; `state` is the edge's state of the request when it came through the edge. */
-export type NodeHandler = (req: NodeRequest, res: ServerResponse | Http2ServerResponse, state?: RequestState) => void;
 
 export interface WireOptions extends WireDeps {
   /** Largest request message accepted (the gateway's body cap). */

@@ -5,6 +5,7 @@
 // as grpc-go encodes it (grpc-message.ts).
 import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse } from 'node:http2';
+import type { NodeRequest, NodeResponse } from '../http/face.ts';
 import type { ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus, errorToJsonBytes } from '@connectrpc/connect/protocol-connect';
 import { setTrailerStatus } from '@connectrpc/connect/protocol-grpc';
@@ -13,10 +14,8 @@ import type { Logger } from '../log.ts';
 import { toConnectError } from './errors.ts';
 import { reencodeHeaders } from './grpc-message.ts';
 import { markTooLarge, writeRestError } from './rest-errors.ts';
-import type { NodeRequest } from './index.ts';
 import { rpcProtocolOf } from './paths.ts';
 
-type NodeResponse = ServerResponse | Http2ServerResponse;
 const head = (res: NodeResponse, status: number, headers: Record<string, string | number>) =>
   (res as ServerResponse).writeHead(status, headers);
 

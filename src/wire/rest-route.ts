@@ -1,13 +1,10 @@
-// The wire API's one route for the HTTP edge (src/http listen's WireRoute): the connect-node
+// The wire API's face for the HTTP edge (src/http/face.ts): the connect-node
 // adapter for gRPC, gRPC-web and Connect (`/zitadel.auth.v1.AuthService/GetMyUser`), and the
 // REST/JSON handler for the google.api.http paths (`PUT /auth/v1/users/me/profile`), both over
 // the same service implementations.
 import { requestFacts, type WireDeps } from './context.ts';
-import type { ServerResponse } from 'node:http';
-import type { Http2ServerResponse } from 'node:http2';
-import type { AppError } from '../errors.ts';
-import type { CorsSpec } from '../http/cors.ts';
-import { createWireHandler, isWirePath, wireServices, type NodeHandler, type NodeRequest, type WireOptions } from './index.ts';
+import type { RoutedFace } from '../http/face.ts';
+import { createWireHandler, isWirePath, wireServices, type WireOptions } from './index.ts';
 import { isRpcShaped, mayBeWirePath, WIRE_CORS, wireProtocolOf } from './paths.ts';
 import { writeWireRefusal } from './refusal.ts';
 import { createRestHandler, type RestHandler } from './rest.ts';
@@ -18,8 +15,6 @@ export function createWireRestHandler(options: WireOptions): RestHandler {
   const deps: WireDeps = wire;
   return createRestHandler(wireServices(deps), { readMaxBytes, interceptors: [requestFacts], logger: wire.logger });
 }
-
-type NodeResponse = ServerResponse | Http2ServerResponse;
 
 const pathOf = (url: string | undefined) => (url ?? '/').split('?')[0] ?? '/';
 
@@ -34,14 +29,7 @@ const isRpcPath = (path: string) => isWirePath(path) || isRpcShaped(path);
  * Found") or, when it has an RPC path's shape, by the RPC adapter with UNIMPLEMENTED in the
  * request's protocol; never by GraphQL, whether the wire was loaded by then or not.
  */
-export function createWireRoute(options: WireOptions): {
-  matches(path: string): boolean;
-  handler: NodeHandler;
-  refuse(req: NodeRequest, res: NodeResponse, path: string, error: AppError, headers: Record<string, string>): void;
-  cors: CorsSpec;
-  protocolOf(req: NodeRequest, path: string): string;
-  rest: RestHandler;
-} {
+export function createWireRoute(options: WireOptions): RoutedFace & { rest: RestHandler } {
   const rpc = createWireHandler(options);
   const rest = createWireRestHandler(options);
   return {

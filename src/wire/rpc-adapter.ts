@@ -37,7 +37,8 @@ import { ACCEPTED_MESSAGE_ENCODINGS, unknownMessageEncoding } from './decode-err
 import { codeName, toConnectError } from './errors.ts';
 import { grpcGoMessages } from './grpc-message.ts';
 import { grpcWebTextRequest, grpcWebTextResponse, isGrpcWebText } from './grpc-web-text.ts';
-import type { NodeHandler, NodeRequest } from './index.ts';
+import type { NodeRequest } from '../http/face.ts';
+import type { NodeHandler } from './node-handler.ts';
 import { rpcProtocolOf } from './paths.ts';
 import { writeRpcError } from './refusal.ts';
 import { guardedRouter } from './request-limits.ts';

@@ -5,19 +5,21 @@
 // matched by their shape, a superset, before the load and after it alike (the loaded route
 // matches the same shapes): a path of that shape the wire does not serve is answered by the
 // wire as not found (grpc-gateway's 404, code 5), never by GraphQL's 404.
-import type { WireRoute } from './index.ts';
+import type { CorsSpec } from '../http/cors.ts';
+import type { NodeResponse, RoutedFace } from '../http/face.ts';
+import type { ServerResponse } from 'node:http';
 
 export interface LazyWire {
   /** Paths the wire may serve: a superset of them, which the loaded wire's route matches too (so the answer does not depend on the load). */
   mayMatch(path: string): boolean;
   protocolOf(contentType: string | undefined, path: string): string;
-  cors: WireRoute['cors'];
-  load(): Promise<WireRoute>;
+  cors: CorsSpec;
+  load(): Promise<RoutedFace>;
 }
 
-export function lazyWireRoute(lazy: LazyWire): WireRoute & { preload(): Promise<WireRoute> } {
-  let route: WireRoute | undefined;
-  let loading: Promise<WireRoute> | undefined;
+export function lazyWireRoute(lazy: LazyWire): RoutedFace & { preload(): Promise<RoutedFace> } {
+  let route: RoutedFace | undefined;
+  let loading: Promise<RoutedFace> | undefined;
   const preload = () => {
     if (!loading) {
       loading = lazy.load().then((r) => (route = r));
@@ -25,9 +27,9 @@ export function lazyWireRoute(lazy: LazyWire): WireRoute & { preload(): Promise<
     }
     return loading;
   };
-  const failed = (res: any) => {
-    if (res.headersSent) return res.destroy();
-    res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
+  const failed = (res: NodeResponse) => {
+    if (res.headersSent) return void res.destroy();
+    (res as ServerResponse).writeHead(503, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('the wire API could not be loaded\n');
   };
   return {

@@ -5,12 +5,12 @@
 // blob: URLs), so nothing is fetched from a CDN and it works with no internet.
 // In quick start (not production, no JWKS_URL) the page opens with an example
 // operation and, for a browser on this machine that opened the gateway's own
-// loopback address (src/graphiql-access.ts), an administrator token in the
+// loopback address (graphiql-access.ts), an administrator token in the
 // Authorization header.
 //
 // The page is 9 MB. It is served here rather than by yoga's graphiql option, which
 // renders it again for every request and sends it uncompressed: rendered once,
-// compressed once per encoding (src/http/encoded-page.ts) and shared by every answer.
+// compressed once per encoding (encoded-page.ts) and shared by every answer.
 //   - Without a token (every page but the one below): br or gzip per Accept-Encoding,
 //     ETag and Cache-Control: no-cache (a browser asks again and gets 304 Not Modified),
 //     CORS as any other answer (it holds no secret).
@@ -20,12 +20,10 @@
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import type { IncomingMessage } from 'node:http';
-import { createLocalTokenSigner } from './auth/tokens.ts';
-import { instanceAdminId } from './commands/bootstrap.ts';
-import type { Deps } from './commands/context.ts';
-import type { Config } from './config.ts';
+import { createLocalTokenSigner } from '../auth/tokens.ts';
+import type { Config } from '../config.ts';
 import { mayReceiveAdminToken } from './graphiql-access.ts';
-import { chooseEncoding, encodedPage, matchesIfNoneMatch, type EncodedPage } from './http/encoded-page.ts';
+import { chooseEncoding, encodedPage, matchesIfNoneMatch, type EncodedPage } from './encoded-page.ts';
 
 /** Loaded on the first page view: the inlined GraphiQL bundle costs ~85 MB of memory a production gateway never needs. */
 export const renderGraphiQL = async (options: GraphiQLOptions) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options);
@@ -79,8 +77,11 @@ const isPageRequest = (request: Request, pathname: string) =>
   (pathname === '/graphql' || pathname === '/graphql/') &&
   (request.headers.get('accept') ?? '').includes('text/html');
 
-/** GraphiQL on GET /graphql for browsers (Accept: text/html); nothing when GRAPHIQL is off. */
-export function useGraphiQLPage(config: Config, deps: Deps): Plugin {
+/**
+ * GraphiQL on GET /graphql for browsers (Accept: text/html); nothing when GRAPHIQL is off.
+ * `instanceAdminId`: the user the quick start's token is for (null while there is none).
+ */
+export function useGraphiQLPage(config: Config, instanceAdminId: () => Promise<string | null>): Plugin {
   if (!config.graphiql) return {};
   const quickStart = isQuickStart(config);
   const tls = config.tls !== null;
@@ -93,7 +94,7 @@ export function useGraphiQLPage(config: Config, deps: Deps): Plugin {
   const adminToken = async (): Promise<string | null> => {
     if (!signer) return null;
     if (cached && Date.now() - cached.at < TOKEN_REUSE_MS) return cached.token;
-    const adminId = await instanceAdminId({ deps });
+    const adminId = await instanceAdminId();
     if (!adminId) return null;
     cached = { token: await signer.sign(adminId), at: Date.now() };
     return cached.token;

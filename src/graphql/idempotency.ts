@@ -14,8 +14,8 @@ import { getOperationAST, parse, type GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { AppError } from '../errors.ts';
 import { armorLimits } from './armor.ts';
-import { canonical, type Idempotency } from './idempotency-core.ts';
-import { graphqlError } from './graphql-error.ts';
+import { canonical, type Idempotency } from '../http/idempotency-core.ts';
+import { graphqlError } from './errors.ts';
 import { stateOf } from './request-state.ts';
 
 export {
@@ -30,7 +30,7 @@ export {
   type IdempotencyRecord,
   type IdempotencyStore,
   type MemoryIdempotencyStoreOptions,
-} from './idempotency-core.ts';
+} from '../http/idempotency-core.ts';
 
 /** An answer as it went out. */
 interface StoredAnswer {

@@ -5,7 +5,7 @@
 // credential inside an input object) nests about 6 levels.
 import type { Plugin } from 'graphql-yoga';
 import { invalid } from '../errors.ts';
-import { graphqlError } from './graphql-error.ts';
+import { graphqlError } from './errors.ts';
 
 export const MAX_JSON_DEPTH = 32;
 

@@ -1,7 +1,11 @@
-// AppError → GraphQLError with the extensions of src/errors.ts; what graphql-js
-// raises itself is classified; anything unexpected is masked with the request id.
+// AppError → GraphQLError with the extensions of src/errors.ts (DESIGN.md section 7); what
+// graphql-js raises itself is classified; anything unexpected is masked with the request id.
 import { GraphQLError } from 'graphql';
 import { extensionsOf, type AppError } from '../errors.ts';
+
+/** An answer of the GraphQL face's own plugins (refused bodies, limits, idempotency conflicts), before any field ran. */
+export const graphqlError = (err: AppError): GraphQLError =>
+  new GraphQLError(err.message, { extensions: extensionsOf(err.code, err.details, err.httpStatus) });
 
 export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLError {
   return new GraphQLError(err.message, {
