@@ -152,25 +152,34 @@ export function createEdge(options: EdgeOptions): Edge {
     get draining() {
       return draining;
     },
-    async drain(s, deadlineMs) {
+    drain(s, deadlineMs) {
       server = s;
       draining = true;
-      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
-      // Answers not started yet go out with Connection: close, so their sockets end with them.
-      for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
-      s.closeIdleConnections();
-      const deadline = Date.now() + deadlineMs;
-      // An answer fully written is done, even when an HTTP/2 client keeps its half of the stream
-      // open (no 'finish' comes then): the connections are closed below anyway.
-      const unanswered = () => [...open].filter((res) => !res.writableEnded).length;
-      while (unanswered() > 0 && Date.now() < deadline) await sleep(20);
-      const clean = unanswered() === 0;
-      if (!clean) logger.log('warn', 'shutdown deadline reached: cutting requests still in flight', { inFlight: unanswered() });
-      s.closeIdleConnections();
-      await Promise.race([closed, sleep(clean ? 200 : 0)]);
-      s.closeAllConnections();
-      await closed;
-      return clean;
+      return drainServer(s, open, deadlineMs, logger);
     },
   };
+}
+
+/**
+ * Stops accepting connections on `s`, lets the answers in `open` finish (closing each
+ * keep-alive connection as its answer goes out) and cuts what is left at the deadline.
+ * True when nothing had to be cut.
+ */
+async function drainServer(s: Server, open: ReadonlySet<ServerResponse>, deadlineMs: number, logger: Logger): Promise<boolean> {
+  const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+  // Answers not started yet go out with Connection: close, so their sockets end with them.
+  for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+  s.closeIdleConnections();
+  const deadline = Date.now() + deadlineMs;
+  // An answer fully written is done, even when an HTTP/2 client keeps its half of the stream
+  // open (no 'finish' comes then): the connections are closed below anyway.
+  const unanswered = () => [...open].filter((res) => !res.writableEnded).length;
+  while (unanswered() > 0 && Date.now() < deadline) await sleep(20);
+  const clean = unanswered() === 0;
+  if (!clean) logger.log('warn', 'shutdown deadline reached: cutting requests still in flight', { inFlight: unanswered() });
+  s.closeIdleConnections();
+  await Promise.race([closed, sleep(clean ? 200 : 0)]);
+  s.closeAllConnections();
+  await closed;
+  return clean;
 }

@@ -48,6 +48,24 @@ interface Flow {
   since: number;
 }
 
+/** An HTTP/1.1 connection's flow: what its socket holds, and what the peer has taken. */
+const socketFlow = (socket: Socket): Flow => ({
+  pending: () => socket.writableLength,
+  taken: () => (socket.bytesWritten ?? 0) - socket.writableLength,
+  cut: () => socket.destroy(),
+  lastTaken: 0,
+  since: 0,
+});
+
+/** An HTTP/2 stream's flow: `handed` counts the bytes given to the stream (it has no bytesWritten). */
+const streamFlow = (stream: ServerHttp2Stream, handed: { bytes: number }): Flow => ({
+  pending: () => stream.writableLength,
+  taken: () => handed.bytes - stream.writableLength,
+  cut: () => resetByServer(stream),
+  lastTaken: 0,
+  since: 0,
+});
+
 export function createOutputGuard(options: OutputGuardOptions): OutputGuard {
   const { writeTimeoutMs, maxUnsentBytes, onCut } = options;
   const flows = new WeakMap<object, Flow>();
@@ -96,13 +114,7 @@ export function createOutputGuard(options: OutputGuardOptions): OutputGuard {
   function http1Flow(socket: Socket): Flow {
     let flow = flows.get(socket);
     if (flow) return flow;
-    flow = {
-      pending: () => socket.writableLength,
-      taken: () => (socket.bytesWritten ?? 0) - socket.writableLength,
-      cut: () => socket.destroy(),
-      lastTaken: 0,
-      since: 0,
-    };
+    flow = socketFlow(socket);
     flows.set(socket, flow);
     const theFlow = flow;
     socket.once('close', () => waiting.delete(theFlow));
@@ -115,13 +127,7 @@ export function createOutputGuard(options: OutputGuardOptions): OutputGuard {
     let siblings = sessionFlows.get(session);
     if (!siblings) sessionFlows.set(session, (siblings = new Set()));
     const theSiblings = siblings;
-    flow = {
-      pending: () => stream.writableLength,
-      taken: () => handed.bytes - stream.writableLength,
-      cut: () => resetByServer(stream),
-      lastTaken: 0,
-      since: 0,
-    };
+    flow = streamFlow(stream, handed);
     flows.set(stream, flow);
     const theFlow = flow;
     siblings.add(flow);
