@@ -124,25 +124,7 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req) => {
       const idp = await idps.identityProvider(ctx, req.id);
       if (!idp) throw notFound('Identity provider');
-      return {
-        idp: {
-          id: idp.id,
-          details: detailsV1(snapshotDetails(idp)),
-          state: enumNumber(IDPStateSchema, 'IDP_STATE_ACTIVE'),
-          name: idp.state.name,
-          owner: enumNumber(IDPOwnerTypeSchema, 'IDP_OWNER_TYPE_ORG'),
-          config: {
-            case: 'oidcConfig',
-            value: {
-              clientId: idp.state.clientId,
-              issuer: idp.state.issuer,
-              scopes: idp.state.scopes,
-              displayNameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.displayNameMapping),
-              usernameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.usernameMapping),
-            },
-          },
-        },
-      };
+      return { idp: idpV1(idp) };
     }),
 
     getProjectByID: unary(wire, 'GetProjectByID', async (ctx, req) => {
@@ -157,5 +139,28 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
         },
       };
     }),
+  };
+}
+
+type IdentityProvider = NonNullable<Awaited<ReturnType<typeof idps.identityProvider>>>;
+
+/** An OIDC identity provider of the organization as zitadel.idp.v1.IDP. */
+function idpV1(idp: IdentityProvider) {
+  return {
+    id: idp.id,
+    details: detailsV1(snapshotDetails(idp)),
+    state: enumNumber(IDPStateSchema, 'IDP_STATE_ACTIVE'),
+    name: idp.state.name,
+    owner: enumNumber(IDPOwnerTypeSchema, 'IDP_OWNER_TYPE_ORG'),
+    config: {
+      case: 'oidcConfig' as const,
+      value: {
+        clientId: idp.state.clientId,
+        issuer: idp.state.issuer,
+        scopes: idp.state.scopes,
+        displayNameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.displayNameMapping),
+        usernameMapping: enumNumber(OIDCMappingFieldSchema, idp.state.usernameMapping),
+      },
+    },
   };
 }

@@ -24,6 +24,7 @@ import {
   type DescFile,
   type DescMessage,
   type DescService,
+  type Registry,
 } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import {
@@ -172,6 +173,27 @@ export interface StreamLimits {
   onTooMuch?: (context: HandlerContext, error: ConnectError) => void;
 }
 
+/** The file that defines a symbol: a type, a service, an extension, a method or a field / enum value / nested name. */
+function fileDefining(types: Registry, symbol: string): DescFile | undefined {
+  const name = symbol.replace(/^\./, '');
+  const found = types.get(name);
+  if (found) return found.file;
+  const parent = name.slice(0, Math.max(0, name.lastIndexOf('.')));
+  const owner = parent ? types.get(parent) : undefined;
+  if (!owner) return undefined;
+  const member = name.slice(parent.length + 1);
+  switch (owner.kind) {
+    case 'service':
+      return owner.methods.some((m) => m.name === member) ? owner.file : undefined;
+    case 'message':
+      return owner.fields.some((f) => f.name === member) || owner.oneofs.some((o) => o.name === member) ? owner.file : undefined;
+    case 'enum':
+      return owner.values.some((v) => v.name === member) ? owner.file : undefined;
+    default:
+      return undefined;
+  }
+}
+
 /**
  * The ServerReflection implementation (for both v1 and v1alpha) over `services`: the files of
  * every service and all their dependencies are what it knows.
@@ -193,26 +215,7 @@ export function reflectionService(services: readonly DescService[], version: 'v1
     return bytes;
   };
 
-  /** The file that defines a symbol: a type, a service, an extension, a method or a field / enum value / nested name. */
-  const fileOfSymbol = (symbol: string): DescFile | undefined => {
-    const name = symbol.replace(/^\./, '');
-    const found = types.get(name);
-    if (found) return found.file;
-    const parent = name.slice(0, Math.max(0, name.lastIndexOf('.')));
-    const owner = parent ? types.get(parent) : undefined;
-    if (!owner) return undefined;
-    const member = name.slice(parent.length + 1);
-    switch (owner.kind) {
-      case 'service':
-        return owner.methods.some((m) => m.name === member) ? owner.file : undefined;
-      case 'message':
-        return owner.fields.some((f) => f.name === member) || owner.oneofs.some((o) => o.name === member) ? owner.file : undefined;
-      case 'enum':
-        return owner.values.some((v) => v.name === member) ? owner.file : undefined;
-      default:
-        return undefined;
-    }
-  };
+  const fileOfSymbol = (symbol: string) => fileDefining(types, symbol);
 
   const extensionsOf = (typeName: string) => {
     const out = [];
