@@ -7,27 +7,29 @@
 // Protobuf descriptors: @zitadel/proto (MIT), generated from ZITADEL's .proto files (Apache-2.0).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { create, createRegistry, isMessage, toJson, type DescFile, type DescService, type JsonValue } from '@bufbuild/protobuf';
 import {
-  Code,
-  ConnectError,
-  createContextValues,
-  createHandlerContext,
-  type Interceptor,
-  type UnaryRequest,
-  type UnaryResponse,
-} from '@connectrpc/connect';
+  create,
+  createRegistry,
+  toJson,
+  type DescFile,
+  type DescMessage,
+  type DescService,
+  type JsonValue,
+  type MessageShape,
+  type Registry,
+} from '@bufbuild/protobuf';
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { bodyNeedsToken, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
 import { BadRequestSchema } from './bad-request.ts';
-import { requestStateKey } from './context.ts';
 import { codeName, toConnectError } from './errors.ts';
 import { contentCoding, decodeBody } from './rest-encoding.ts';
 import { bodyTooLarge, methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';
 import { jsonOfBody, readBody, requestMessage, type JsonObject } from './rest-request.ts';
-import { routeTable, type RestService } from './rest-rules.ts';
+import { routeTable, type RestService, type Route } from './rest-rules.ts';
+import { invokeUnary } from './unary-call.ts';
 
 export { HTTP_STATUS_OF_CODE, writeRestError } from './rest-errors.ts';
 export { restService, type RestService } from './rest-rules.ts';
@@ -89,25 +91,73 @@ function headersOf(req: NodeRequest): Headers {
 /** For AppErrors only (the meter's refusals), which toConnectError never logs. */
 const silent: Logger = { log: () => undefined };
 
+/**
+ * The body as sent, or decompressed from its Content-Encoding (rest-encoding.ts) up to the
+ * caller's cap: the body cap, UNAUTHENTICATED_BODY_BYTES without a valid token (as the edge caps a plain body).
+ */
+async function decoded(req: NodeRequest, bytes: Buffer, state: RequestState | undefined, options: RestOptions): Promise<Buffer> {
+  const coding = contentCoding(req.headers['content-encoding']);
+  if (coding === null) return bytes;
+  const unauthenticated = state?.authChecked === true && !state.caller;
+  const cap = unauthenticated ? Math.min(UNAUTHENTICATED_BODY_BYTES, options.readMaxBytes) : options.readMaxBytes;
+  return decodeBody(bytes, coding, cap, () =>
+    unauthenticated ? toConnectError(bodyNeedsToken(state!), options.logger ?? silent, { method: 'edge' }) : bodyTooLarge(cap),
+  );
+}
+
+interface ParsedRequest {
+  message: MessageShape<DescMessage>;
+  /** Why the request cannot be served (not implemented, an unreadable or invalid body). */
+  early?: ConnectError;
+  /** The body was left unread: close the connection with the answer. */
+  dropped: boolean;
+}
+
+/** The route's input message from the path variables, the query string and the body (read, metered and decoded here). */
+async function parseRequest(
+  req: NodeRequest,
+  { route, values }: { route: Route; values: string[] },
+  query: string,
+  state: RequestState | undefined,
+  options: RestOptions,
+  registry: Registry,
+): Promise<ParsedRequest> {
+  const { service, method } = route;
+  const empty = create(method.input);
+  if (!route.impl) {
+    req.resume();
+    return {
+      message: empty,
+      early: new ConnectError(`${service.typeName}.${method.name} is not implemented`, Code.Unimplemented),
+      dropped: false,
+    };
+  }
+  let dropped = false;
+  try {
+    let json: JsonObject = {};
+    if (route.rule.body !== '') {
+      const body = await readBody(req, options.readMaxBytes, state?.meter);
+      if (!body.ok) {
+        dropped = body.dropped;
+        throw body.error instanceof ConnectError
+          ? body.error
+          : toConnectError(body.error, options.logger ?? silent, { method: method.name, requestId: state?.requestId });
+      }
+      json = jsonOfBody(route, await decoded(req, body.bytes, state, options));
+    } else {
+      req.resume();
+    }
+    return { message: requestMessage(route, values, query, json, registry), dropped };
+  } catch (err) {
+    return { message: empty, early: err as ConnectError, dropped };
+  }
+}
+
 export function createRestHandler(services: RestService[], options: RestOptions): RestHandler {
   const registry = createRegistry(...filesOf(services.map((s) => s.service)), BadRequestSchema, ErrorDetailSchema);
   const writeError = restErrorWriter(registry);
   const table = routeTable(services);
   const interceptors = options.interceptors ?? [];
-
-  /**
-   * The body as sent, or decompressed from its Content-Encoding (rest-encoding.ts) up to the
-   * caller's cap: the body cap, UNAUTHENTICATED_BODY_BYTES without a valid token (as the edge caps a plain body).
-   */
-  async function decoded(req: NodeRequest, bytes: Buffer, state: RequestState | undefined): Promise<Buffer> {
-    const coding = contentCoding(req.headers['content-encoding']);
-    if (coding === null) return bytes;
-    const unauthenticated = state?.authChecked === true && !state.caller;
-    const cap = unauthenticated ? Math.min(UNAUTHENTICATED_BODY_BYTES, options.readMaxBytes) : options.readMaxBytes;
-    return decodeBody(bytes, coding, cap, () =>
-      unauthenticated ? toConnectError(bodyNeedsToken(state!), options.logger ?? silent, { method: 'edge' }) : bodyTooLarge(cap),
-    );
-  }
 
   async function serve(req: NodeRequest, res: NodeResponse, state: RequestState | undefined): Promise<void> {
     // The raw path, as the edge's WireRoute matched it (%-escapes are decoded per variable), and the query string.
@@ -126,82 +176,30 @@ export function createRestHandler(services: RestService[], options: RestOptions)
       state?.errorCodes.push(codeName(error));
       return writeError(req, res, error);
     }
-    const { route, values } = found;
+    const { route } = found;
     const { service, method } = route;
 
     // Parse the request; a failure is thrown inside the interceptors, so they see the method and the code.
-    let early: ConnectError | undefined;
-    let message = create(method.input);
-    /** The body was left unread: close the connection with the answer. */
-    let dropped = false;
-    if (!route.impl) {
-      req.resume();
-      early = new ConnectError(`${service.typeName}.${method.name} is not implemented`, Code.Unimplemented);
-    } else {
-      let json: JsonObject = {};
-      try {
-        if (route.rule.body !== '') {
-          const body = await readBody(req, options.readMaxBytes, state?.meter);
-          if (!body.ok) {
-            dropped = body.dropped;
-            throw body.error instanceof ConnectError
-              ? body.error
-              : toConnectError(body.error, options.logger ?? silent, { method: method.name, requestId: state?.requestId });
-          }
-          json = jsonOfBody(route, await decoded(req, body.bytes, state));
-        } else {
-          req.resume();
-        }
-        message = requestMessage(route, values, query, json, registry);
-      } catch (err) {
-        early = err as ConnectError;
-      }
-    }
+    const { message, early, dropped } = await parseRequest(req, found, query, state, options, registry);
 
     const abort = new AbortController();
     res.once('close', () => {
       if (!res.writableFinished) abort.abort(new ConnectError('the client closed the request', Code.Canceled));
     });
-    const context = createHandlerContext({
-      service,
-      method,
-      protocolName: 'rest',
-      requestMethod: verb,
-      url: `http://${String(authority)}${target}`,
-      requestSignal: abort.signal,
-      requestHeader: headersOf(req),
-      contextValues: createContextValues().set(requestStateKey, state),
-    });
-    const call = async (r: UnaryRequest): Promise<UnaryResponse> => {
-      if (early) throw early;
-      const out = await route.impl!(r.message, {
-        ...context,
-        service: r.service,
-        requestHeader: r.header,
-        signal: r.signal,
-        values: r.contextValues,
-      });
-      return {
-        stream: false,
-        service,
-        method: r.method,
-        header: context.responseHeader,
-        trailer: context.responseTrailer,
-        message: isMessage(out, method.output) ? out : create(method.output, out as never),
-      } as UnaryResponse;
-    };
-    const next = interceptors.reduceRight<(r: UnaryRequest) => Promise<UnaryResponse>>((n, i) => i(n as never) as never, call);
     try {
-      const response = await next({
-        stream: false,
+      const response = await invokeUnary({
         service,
-        method: method as UnaryRequest['method'],
+        method,
+        impl: route.impl,
+        protocolName: 'rest',
         requestMethod: verb,
-        url: context.url,
-        signal: context.signal,
-        header: context.requestHeader,
-        contextValues: context.values,
+        url: `http://${String(authority)}${target}`,
+        signal: abort.signal,
+        header: headersOf(req),
+        state,
+        interceptors,
         message,
+        early,
       });
       const json = toJson(method.output, response.message, { registry }) as Record<string, JsonValue>;
       // response_body: only that field of the output (none of the four services uses it today).
