@@ -9,6 +9,80 @@ import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
 export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detailsPayload, commandMutation }: Common) {
+  const { UpdateMyProfileInput, UpdateHumanProfileInput, AddHumanUserInput, SetEmailInput, UpdateHumanPhoneInput, SetHumanPasswordInput } =
+    userInputs(builder, Gender);
+  const { VerifyEmailInput, VerifyPhoneInput } = verifyInputs(builder);
+
+  const AddHumanUserPayload = builder.objectRef<users.AddHumanUserResult>('AddHumanUserPayload').implement({
+    fields: (t) => ({
+      userId: t.exposeID('userId'),
+      details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
+      emailCode: t.exposeString('emailCode', { nullable: true, description: 'Set only when the email code was asked to be returned.' }),
+      phoneCode: t.exposeString('phoneCode', { nullable: true, description: 'Set only when the phone code was asked to be returned.' }),
+    }),
+  });
+  const SetEmailPayload = builder.objectRef<{ details: Details; verificationCode: string | null }>('SetEmailPayload').implement({
+    fields: (t) => ({
+      details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
+      verificationCode: t.exposeString('verificationCode', { nullable: true, description: 'Set only when returnCode was true.' }),
+    }),
+  });
+
+  const mutations = [
+    [
+      'updateMyProfile',
+      '1. Change the profile of the authenticated user.',
+      UpdateMyProfileInput,
+      detailsPayload('UpdateMyProfilePayload'),
+      withDetails(users.updateMyProfile),
+    ],
+    [
+      'updateHumanProfile',
+      '4. Update the profile of a human user.',
+      UpdateHumanProfileInput,
+      detailsPayload('UpdateHumanProfilePayload'),
+      withDetails(users.updateHumanProfile),
+    ],
+    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, users.addHumanUser],
+    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, users.setEmail],
+    [
+      'updateHumanPhone',
+      '7. Update the phone of a human user.',
+      UpdateHumanPhoneInput,
+      detailsPayload('UpdateHumanPhonePayload'),
+      withDetails(users.updateHumanPhone),
+    ],
+    [
+      'setHumanPassword',
+      '9. Set the password of a human user.',
+      SetHumanPasswordInput,
+      detailsPayload('SetHumanPasswordPayload'),
+      withDetails(users.setHumanPassword),
+    ],
+    [
+      'verifyEmail',
+      'Verify the email of a user with the code that was sent or returned.',
+      VerifyEmailInput,
+      detailsPayload('VerifyEmailPayload'),
+      withDetails(users.verifyEmail),
+    ],
+    [
+      'verifyPhone',
+      'Verify the phone of a user with the code that was sent.',
+      VerifyPhoneInput,
+      detailsPayload('VerifyPhonePayload'),
+      withDetails(users.verifyPhone),
+    ],
+  ] as const;
+  for (const [name, description, input, payload, run] of mutations) {
+    commandMutation(name, { description, input, payload, run });
+  }
+
+  addUserType(builder, DetailsRef, Gender);
+}
+
+/** The input types of the user mutations. */
+function userInputs(builder: Builder, Gender: Common['Gender']) {
   const profileFields = (t: any, displayNameRequired: boolean) => ({
     firstName: t.string({ required: true }),
     lastName: t.string({ required: true }),
@@ -95,79 +169,18 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
   const SetHumanPasswordInput = builder.inputType('SetHumanPasswordInput', {
     fields: (t) => ({ userId: t.id({ required: true }), password: t.string({ required: true }), noChangeRequired: t.boolean() }),
   });
+  return { UpdateMyProfileInput, UpdateHumanProfileInput, AddHumanUserInput, SetEmailInput, UpdateHumanPhoneInput, SetHumanPasswordInput };
+}
+
+/** The inputs of the two verification mutations. */
+function verifyInputs(builder: Builder) {
   const VerifyEmailInput = builder.inputType('VerifyEmailInput', {
     fields: (t) => ({ userId: t.id({ required: true }), verificationCode: t.string({ required: true }) }),
   });
   const VerifyPhoneInput = builder.inputType('VerifyPhoneInput', {
     fields: (t) => ({ userId: t.id({ required: true }), verificationCode: t.string({ required: true }) }),
   });
-
-  const AddHumanUserPayload = builder.objectRef<users.AddHumanUserResult>('AddHumanUserPayload').implement({
-    fields: (t) => ({
-      userId: t.exposeID('userId'),
-      details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
-      emailCode: t.exposeString('emailCode', { nullable: true, description: 'Set only when the email code was asked to be returned.' }),
-      phoneCode: t.exposeString('phoneCode', { nullable: true, description: 'Set only when the phone code was asked to be returned.' }),
-    }),
-  });
-  const SetEmailPayload = builder.objectRef<{ details: Details; verificationCode: string | null }>('SetEmailPayload').implement({
-    fields: (t) => ({
-      details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
-      verificationCode: t.exposeString('verificationCode', { nullable: true, description: 'Set only when returnCode was true.' }),
-    }),
-  });
-
-  const mutations = [
-    [
-      'updateMyProfile',
-      '1. Change the profile of the authenticated user.',
-      UpdateMyProfileInput,
-      detailsPayload('UpdateMyProfilePayload'),
-      withDetails(users.updateMyProfile),
-    ],
-    [
-      'updateHumanProfile',
-      '4. Update the profile of a human user.',
-      UpdateHumanProfileInput,
-      detailsPayload('UpdateHumanProfilePayload'),
-      withDetails(users.updateHumanProfile),
-    ],
-    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, users.addHumanUser],
-    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, users.setEmail],
-    [
-      'updateHumanPhone',
-      '7. Update the phone of a human user.',
-      UpdateHumanPhoneInput,
-      detailsPayload('UpdateHumanPhonePayload'),
-      withDetails(users.updateHumanPhone),
-    ],
-    [
-      'setHumanPassword',
-      '9. Set the password of a human user.',
-      SetHumanPasswordInput,
-      detailsPayload('SetHumanPasswordPayload'),
-      withDetails(users.setHumanPassword),
-    ],
-    [
-      'verifyEmail',
-      'Verify the email of a user with the code that was sent or returned.',
-      VerifyEmailInput,
-      detailsPayload('VerifyEmailPayload'),
-      withDetails(users.verifyEmail),
-    ],
-    [
-      'verifyPhone',
-      'Verify the phone of a user with the code that was sent.',
-      VerifyPhoneInput,
-      detailsPayload('VerifyPhonePayload'),
-      withDetails(users.verifyPhone),
-    ],
-  ] as const;
-  for (const [name, description, input, payload, run] of mutations) {
-    commandMutation(name, { description, input, payload, run });
-  }
-
-  addUserType(builder, DetailsRef, Gender);
+  return { VerifyEmailInput, VerifyPhoneInput };
 }
 
 function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Common['Gender']) {
