@@ -208,10 +208,11 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   const { loadConfig } = await import('../src/config.ts');
   const { createGateway } = await import('../src/server.ts');
   const { bootstrap } = await import('../src/commands/bootstrap.ts');
+  const { systemContext } = await import('../src/commands/request-context.ts');
   const { createLocalTokenSigner } = await import('../src/auth/tokens.ts');
   const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0' });
   const gateway = await createGateway(config);
-  const admin = await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+  const admin = await bootstrap(systemContext(gateway.deps));
   const { server, url } = await gateway.listen();
   const adminToken = await createLocalTokenSigner(config).sign(admin.adminUserId);
   const stats = (gateway.stores.store as { stats?: { appends: number; syncs: number } }).stats;

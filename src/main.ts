@@ -3,6 +3,7 @@
 import { writeAdminTokenFile } from './auth/admin-token-file.ts';
 import { createLocalTokenSigner } from './auth/tokens.ts';
 import { bootstrap } from './commands/bootstrap.ts';
+import { systemContext } from './commands/request-context.ts';
 import { loadConfig, type Config } from './config.ts';
 import { UnavailableError } from './errors.ts';
 import { createGateway, type Gateway } from './server.ts';
@@ -90,7 +91,7 @@ async function bootstrapWhenReachable(config: Config, gateway: Gateway) {
   const deadline = Date.now() + config.mongodbStartTimeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+      return await bootstrap(systemContext(gateway.deps));
     } catch (err) {
       if (!(err instanceof UnavailableError)) throw err;
       const where = config.mongodbUrl ? `MONGODB_URL: MongoDB at ${redactUrl(config.mongodbUrl)}` : `the event store in ${config.dataDir}`;

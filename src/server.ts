@@ -6,6 +6,8 @@ import { loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
 import { instanceAdminId } from './commands/bootstrap.ts';
 import type { Deps } from './commands/context.ts';
+import { commandOperations } from './commands/operations.ts';
+import { newOrgHints } from './commands/org-hints.ts';
 import { requestContext } from './commands/request-context.ts';
 import type { Config } from './config.ts';
 import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
@@ -17,6 +19,7 @@ import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
 import { buildSchema } from './schema/index.ts';
+import type { Operations } from './operations.ts';
 import { openStores, type Stores } from './stores.ts';
 import { lazyWireRoute } from './wire/lazy.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
@@ -24,6 +27,8 @@ import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 export interface Gateway {
   yoga: GraphQLYoga;
   deps: Deps;
+  /** What serves the operations the faces call (src/operations.ts). */
+  ops: Operations;
   stores: Stores;
   logger: Logger;
   /** Queue, senders and delivery metrics; null when options.notifier replaced them. */
@@ -71,6 +76,7 @@ async function openDeps(config: Config, logger: Logger, metrics: GatewayMetrics,
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
     newId: nodeIds.next,
     idpSecretKey: await idpSecretKey(config),
+    orgHints: newOrgHints(),
   };
   return { stores, delivery, nodeIds, deps };
 }
@@ -104,6 +110,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     tokens,
     idempotency: http.idempotency,
     requestContext: (headers, caller) => requestContext(deps, headers, caller),
+    ops: commandOperations,
     instanceAdminId: () => instanceAdminId({ deps }),
   });
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
@@ -115,6 +122,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     load: async () =>
       (await import('./wire/rest-route.ts')).createWireRoute({
         deps,
+        ops: commandOperations,
         tokens,
         logger,
         readMaxBytes: http.maxBodyBytes,
@@ -135,6 +143,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
   return {
     yoga: graphql.yoga,
     deps,
+    ops: commandOperations,
     stores,
     logger,
     delivery,

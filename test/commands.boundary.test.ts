@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as orgs from '../src/commands/orgs.ts';
 import * as users from '../src/commands/users.ts';
 import type { CommandContext } from '../src/commands/context.ts';
+import { newCommandContext } from '../src/commands/request-context.ts';
 import { AppError } from '../src/errors.ts';
 import type { User } from '../src/model/users.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
@@ -17,7 +18,7 @@ describe('commands check their own input', () => {
   let ctx: CommandContext;
   beforeAll(async () => {
     gw = await startGateway();
-    ctx = { deps: gw.gateway.deps, callerId: gw.adminId, orgHeader: null };
+    ctx = newCommandContext(gw.gateway.deps, { callerId: gw.adminId }, null);
   });
   afterAll(async () => gw?.close());
 

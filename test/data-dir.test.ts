@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalTokenSigner } from '../src/auth/tokens.ts';
 import { bootstrap } from '../src/commands/bootstrap.ts';
+import { systemContext } from '../src/commands/request-context.ts';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import { createGateway } from '../src/server.ts';
@@ -28,7 +29,7 @@ async function runGateway(dataDir: string) {
   const config = loadConfig({ BCRYPT_COST: '4', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
   const gateway = await createGateway(config, { logger: createLogger('debug', (l) => logs.push(l)) });
   try {
-    await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+    await bootstrap(systemContext(gateway.deps));
     await createLocalTokenSigner(config).sign('someone');
   } finally {
     await gateway.close();

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { remember, type CommandContext } from '../src/commands/context.ts';
+import { newCommandContext } from '../src/commands/request-context.ts';
 import { registerU2F } from '../src/commands/u2f.ts';
 import { updateHumanProfile } from '../src/commands/users.ts';
 import { userEvents, type User } from '../src/model/users.ts';
@@ -25,7 +26,7 @@ function suite(name: string, env: () => Record<string, string>) {
     });
     afterAll(async () => gw?.close());
 
-    const ctxOf = (callerId = gw.adminId): CommandContext => ({ deps: gw.gateway.deps, callerId, orgHeader: null });
+    const ctxOf = (callerId = gw.adminId): CommandContext => newCommandContext(gw.gateway.deps, { callerId }, null);
     const stored = async (id: string) => (await gw.gateway.deps.store.load<User>('user', id))!;
     const addUser = async () => {
       const res = await gw.send(AddHumanUserDocument, {

@@ -121,7 +121,7 @@ describe('query strings: linear work, at most MAX_QUERY_PARAMS parameters', () =
   beforeAll(async () => {
     gw = await startGateway();
     const rest = createRestHandler(
-      wireServices({ deps: gw.gateway.deps, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger }),
+      wireServices({ deps: gw.gateway.deps, ops: gw.gateway.ops, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger }),
       {
         readMaxBytes: maxRequestBodyBytes(gw.config),
         interceptors: [requestFacts],

@@ -55,6 +55,7 @@ beforeAll(async () => {
   gw = await startGateway({ env: { WEBAUTHN_ORIGINS: ORIGIN } });
   const wire: WireDeps = {
     deps: gw.gateway.deps,
+    ops: gw.gateway.ops,
     tokens: createTokenVerifier(gw.config),
     logger: gw.gateway.logger,
   };
@@ -895,6 +896,7 @@ describe('createWireRoute: the route to hand to the edge', () => {
   it('sends RPC paths to connect-node and REST paths to the REST handler, over the same implementations', async () => {
     const route = createWireRoute({
       deps: gw.gateway.deps,
+      ops: gw.gateway.ops,
       tokens: createTokenVerifier(gw.config),
       logger: gw.gateway.logger,
       readMaxBytes: maxRequestBodyBytes(gw.config),

@@ -39,7 +39,7 @@ const authenticator = createSoftAuthenticator();
 
 beforeAll(async () => {
   gw = await startGateway({ env: { WEBAUTHN_ORIGINS: ORIGIN } });
-  wire = { deps: gw.gateway.deps, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger };
+  wire = { deps: gw.gateway.deps, ops: gw.gateway.ops, tokens: createTokenVerifier(gw.config), logger: gw.gateway.logger };
 });
 afterAll(async () => {
   await gw?.close();

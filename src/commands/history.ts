@@ -116,7 +116,7 @@ async function windowPage(
       : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
   const events = from <= to ? await ctx.deps.store.eventRange(kind, id, from, to) : [];
   await chargeReads(
-    ctx,
+    ctx.reads,
     events.reduce((sum, e) => sum + weightOf(e.payload), 0),
   );
   const edges = events.reverse().map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));

@@ -4,6 +4,8 @@
 // disagree on it.
 import { invalid } from '../errors.ts';
 import type { CommandContext, Deps } from './context.ts';
+import { newReadBudget } from './read-budget.ts';
+import { newRequestView } from './request-view.ts';
 
 /** What the factory reads the headers through (fetch's Headers, or an adapter over node's). */
 export interface HeaderSource {
@@ -33,7 +35,15 @@ export function orgHeaderOf(headers: HeaderSource): string | null {
 
 /** The request's CommandContext: the caller and the organization header (orgHeaderOf, which may throw). */
 export function requestContext(deps: Deps, headers: HeaderSource, caller: CallerFacts): CommandContext {
-  const ctx: CommandContext = { deps, callerId: caller.callerId, orgHeader: orgHeaderOf(headers) };
+  return newCommandContext(deps, caller, orgHeaderOf(headers));
+}
+
+/** A CommandContext with its own view of the store and read budget: the one way one is made. */
+export function newCommandContext(deps: Deps, caller: CallerFacts, orgHeader: string | null): CommandContext {
+  const ctx: CommandContext = { deps, callerId: caller.callerId, orgHeader, view: newRequestView(), reads: newReadBudget() };
   if (caller.authError) ctx.authError = caller.authError;
   return ctx;
 }
+
+/** The context of the gateway's own work (bootstrap at start): the caller 'system', no header. */
+export const systemContext = (deps: Deps): CommandContext => newCommandContext(deps, { callerId: 'system' }, null);

@@ -100,7 +100,7 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
   // ends with the users that fit and says there is more, as a shorter Relay page may. Not one
   // fits: one is read all the same, and counted (RESOURCE_EXHAUSTED when that passes the budget).
   const query = { filter, sort, descending: descending !== backward, after };
-  const taken = takeReads(ctx);
+  const taken = takeReads(ctx.reads);
   let limit = size + 1;
   let cut = false;
   let rows: Snapshot<User>[] = [];
@@ -117,7 +117,7 @@ export async function searchUsers(ctx: CommandContext, raw: unknown): Promise<Us
     }
   } finally {
     settleReads(
-      ctx,
+      ctx.reads,
       taken,
       rows.reduce((sum, user) => sum + snapshotWeight(user), 0),
     );

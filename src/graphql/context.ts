@@ -1,7 +1,10 @@
 // What every resolver receives: the request's context for the operations, and its id.
 import type { CommandContext } from '../commands/context.ts';
+import type { Operations } from '../operations.ts';
 
 export interface GraphQLContext {
   cmd: CommandContext;
+  /** What serves the operations: every resolver calls them through it. */
+  ops: Operations;
   requestId: string;
 }

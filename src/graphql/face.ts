@@ -40,6 +40,8 @@ export interface GraphQLFaceOptions {
   idempotency: Idempotency;
   /** The context of the request's operations, from its headers and its verified caller. */
   requestContext(headers: Headers, caller: VerifiedCaller): GraphQLContext['cmd'];
+  /** What serves the operations the resolvers call. */
+  ops: GraphQLContext['ops'];
   /** The user the quick start's GraphiQL token is for (src/graphql/graphiql.ts). */
   instanceAdminId(): Promise<string | null>;
 }
@@ -91,7 +93,7 @@ export function createGraphQLFace(options: GraphQLFaceOptions): { yoga: GraphQLY
       const state = stateOf(request);
       await authenticate(state, request.headers.get('authorization'), tokens);
       // x-service-orgid or x-zitadel-orgid, read as every face reads them (two different ones: INVALID_ARGUMENT).
-      return { cmd: options.requestContext(request.headers, callerOf(state)), requestId: state.requestId };
+      return { cmd: options.requestContext(request.headers, callerOf(state)), ops: options.ops, requestId: state.requestId };
     },
     plugins: [
       useGraphiQLPage(config, options.instanceAdminId),

@@ -1,11 +1,16 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
 import type { CommandContext, Details } from '../commands/context.ts';
+import type { Operations } from '../operations.ts';
 import type { Builder } from './builder.ts';
 
-/** A command that answers Details, as a payload `{ details }`. */
+/** The operation a mutation calls, picked from the request's Operations (src/operations.ts). */
+export type OperationOf<I, R> = (ops: Operations) => (ctx: CommandContext, input: I) => Promise<R>;
+
+/** An operation that answers Details, as a payload `{ details }`. */
 export const withDetails =
-  <I>(run: (ctx: CommandContext, input: I) => Promise<Details>) =>
-  async (ctx: CommandContext, input: I) => ({ details: await run(ctx, input) });
+  <I>(pick: OperationOf<I, Details>): OperationOf<I, { details: Details }> =>
+  (ops) =>
+  async (ctx, input) => ({ details: await pick(ops)(ctx, input) });
 
 export function addCommon(builder: Builder) {
   const DetailsRef = builder.objectRef<Details>('Details').implement({
@@ -46,7 +51,7 @@ export function addCommon(builder: Builder) {
       deprecationReason?: string;
       input: unknown;
       payload: unknown;
-      run: (ctx: CommandContext, input: any) => Promise<unknown>;
+      run: OperationOf<any, unknown>;
     },
   ) =>
     builder.mutationField(name, (t) =>
@@ -55,7 +60,7 @@ export function addCommon(builder: Builder) {
         ...(spec.deprecationReason ? { deprecationReason: spec.deprecationReason } : {}),
         type: spec.payload as any,
         args: { input: t.arg({ type: spec.input as any, required: true }) },
-        resolve: (_root, args, ctx) => spec.run(ctx.cmd, args.input) as Promise<any>,
+        resolve: (_root, args, ctx) => spec.run(ctx.ops)(ctx.cmd, args.input) as Promise<any>,
       }),
     );
 

@@ -2,7 +2,7 @@
 // keyed by id, and `_entities` resolves the representations of one type in a
 // request through one batched read (commands/entities.ts applies the read rules).
 import { isUnionType, type GraphQLSchema } from 'graphql';
-import { visibleMany, type EntityKind } from '../commands/entities.ts';
+import type { EntityKind } from '../commands/entities.ts';
 import { invalidArgument } from '../errors.ts';
 import type { Builder, GraphQLContext } from './builder.ts';
 
@@ -46,7 +46,7 @@ export function entityLoader<S>(ctx: GraphQLContext, kind: EntityKind): Load<S> 
   let byKind = loaders.get(ctx);
   if (!byKind) loaders.set(ctx, (byKind = new Map()));
   let load = byKind.get(kind);
-  if (!load) byKind.set(kind, (load = batcher((ids) => visibleMany(ctx.cmd, kind, ids))));
+  if (!load) byKind.set(kind, (load = batcher((ids) => ctx.ops.entities(ctx.cmd, kind, ids))));
   return load as Load<S>;
 }
 

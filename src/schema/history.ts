@@ -1,7 +1,7 @@
 // `history` on User, Organization, Project and IdentityProvider: who changed what,
 // newest first, redacted (src/model/history.ts), as a Relay connection.
 import type { ObjectRef } from '@pothos/core';
-import { history, type HistoryKind, type HistoryPage } from '../commands/history.ts';
+import type { HistoryKind, HistoryPage } from '../commands/history.ts';
 import { summarize, type Change } from '../model/history.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';
@@ -78,7 +78,7 @@ export function addHistory(builder: Builder) {
             (kind === 'user'
               ? 'For the user itself, or a caller holding user.read in its organization.'
               : 'For whoever may read the object.'),
-          resolve: (parent, args, ctx) => history(ctx.cmd, kind, parent.id, args),
+          resolve: (parent, args, ctx) => ctx.ops.history(ctx.cmd, kind, parent.id, args),
         },
         HistoryConnection,
       ),

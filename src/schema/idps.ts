@@ -1,6 +1,6 @@
 // GraphQL surface of the identity provider operations: inputs, payloads, the IdentityProvider type. Thin: map and call.
 import { detailsOf } from '../commands/context.ts';
-import * as idps from '../commands/idps.ts';
+import type { AddIdpResult } from '../operations.ts';
 import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
@@ -37,7 +37,7 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     }),
   });
 
-  const AddOIDCIdentityProviderPayload = builder.objectRef<idps.AddIdpResult>('AddOIDCIdentityProviderPayload').implement({
+  const AddOIDCIdentityProviderPayload = builder.objectRef<AddIdpResult>('AddOIDCIdentityProviderPayload').implement({
     fields: (t) => ({ idpId: t.exposeID('idpId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
 
@@ -45,7 +45,7 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     description: 'Create an OIDC identity provider in the organization selected by x-service-orgid.',
     input: AddOIDCIdentityProviderInput,
     payload: AddOIDCIdentityProviderPayload,
-    run: idps.addOIDCIdentityProvider,
+    run: (ops) => ops.addOIDCIdentityProvider,
   });
 
   commandMutation('updateOIDCIdentityProvider', {
@@ -53,7 +53,7 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
     deprecationReason: UPDATE_OIDC_IDP_DEPRECATION,
     input: UpdateOIDCIdentityProviderInput,
     payload: detailsPayload('UpdateOIDCIdentityProviderPayload'),
-    run: withDetails(idps.updateOIDCIdentityProvider),
+    run: withDetails((ops) => ops.updateOIDCIdentityProvider),
   });
 
   const IdentityProviderRef = builder.objectRef<Snapshot<IdentityProvider>>('IdentityProvider').implement({
@@ -82,7 +82,7 @@ export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingFiel
       nullable: true,
       description: 'An identity provider of the organization selected by x-service-orgid; null when it does not exist there.',
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_r, args, ctx) => idps.identityProvider(ctx.cmd, String(args.id)),
+      resolve: (_r, args, ctx) => ctx.ops.identityProvider(ctx.cmd, String(args.id)),
     }),
   );
 }

@@ -1,6 +1,4 @@
 import { detailsOf } from '../commands/context.ts';
-import * as entities from '../commands/entities.ts';
-import * as orgs from '../commands/orgs.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
@@ -16,7 +14,7 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
     description: 'Create an organization (instance administrators only).',
     input: AddOrganizationInput,
     payload: AddOrganizationPayload,
-    run: orgs.addOrganization,
+    run: (ops) => ops.addOrganization,
   });
 
   const AddOrgMemberInput = builder.inputType('AddOrgMemberInput', {
@@ -32,7 +30,7 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
     description: 'Grant roles in the organization selected by x-service-orgid to a user.',
     input: AddOrgMemberInput,
     payload: detailsPayload('AddOrgMemberPayload'),
-    run: withDetails(orgs.addOrgMember),
+    run: withDetails((ops) => ops.addOrgMember),
   });
 
   const OrganizationRef = builder.objectRef<Snapshot<Org>>('Organization').implement({
@@ -52,7 +50,7 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
       description:
         'An organization, for a caller with a role there, an instance role, or belonging to it; null when it does not exist (PERMISSION_DENIED for callers without an instance role).',
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_r, args, ctx) => entities.organization(ctx.cmd, String(args.id)),
+      resolve: (_r, args, ctx) => ctx.ops.organization(ctx.cmd, String(args.id)),
     }),
   );
 }

@@ -1,6 +1,6 @@
 // GraphQL surface of projects and SAML applications: inputs, payloads, the Project and SAMLApp types. Thin: map and call.
 import { detailsOf } from '../commands/context.ts';
-import * as projects from '../commands/projects.ts';
+import type { AddSAMLAppResult } from '../operations.ts';
 import type { Project, SAMLApp } from '../model/projects.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
@@ -12,16 +12,14 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
     description: 'Project names are unique in their organization, ignoring case.',
     fields: (t) => ({ name: t.string({ required: true }) }),
   });
-  const AddProjectPayload = builder
-    .objectRef<{ projectId: string; details: projects.AddSAMLAppResult['details'] }>('AddProjectPayload')
-    .implement({
-      fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
-    });
+  const AddProjectPayload = builder.objectRef<{ projectId: string; details: AddSAMLAppResult['details'] }>('AddProjectPayload').implement({
+    fields: (t) => ({ projectId: t.exposeID('projectId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
+  });
   commandMutation('addProject', {
     description: 'Create a project in the organization selected by x-service-orgid.',
     input: AddProjectInput,
     payload: AddProjectPayload,
-    run: projects.addProject,
+    run: (ops) => ops.addProject,
   });
 
   const AddSAMLAppInput = builder.inputType('AddSAMLAppInput', {
@@ -37,14 +35,14 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
       metadataUrl: t.string({ description: 'An http(s) URL the metadata document is fetched from, once, when the app is created.' }),
     }),
   });
-  const AddSAMLAppPayload = builder.objectRef<projects.AddSAMLAppResult>('AddSAMLAppPayload').implement({
+  const AddSAMLAppPayload = builder.objectRef<AddSAMLAppResult>('AddSAMLAppPayload').implement({
     fields: (t) => ({ appId: t.exposeID('appId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
   commandMutation('addSAMLApp', {
     description: '8. Create a SAML application in a project.',
     input: AddSAMLAppInput,
     payload: AddSAMLAppPayload,
-    run: projects.addSAMLApp,
+    run: (ops) => ops.addSAMLApp,
   });
 
   const SAMLAppRef = builder.objectRef<{ app: SAMLApp; resourceOwner: string }>('SAMLApp').implement({
@@ -85,7 +83,7 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
       nullable: true,
       description: 'A project of the organization selected by x-service-orgid; null when it does not exist there.',
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_r, args, ctx) => projects.project(ctx.cmd, String(args.id)),
+      resolve: (_r, args, ctx) => ctx.ops.project(ctx.cmd, String(args.id)),
     }),
   );
 }

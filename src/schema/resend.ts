@@ -1,6 +1,5 @@
 // GraphQL surface of resendEmailCode and resendPhoneCode (additions beyond
 // CONTRACT.graphql). Thin: map and call.
-import * as resend from '../commands/resend.ts';
 import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 
@@ -23,7 +22,7 @@ export function addResend(builder: Builder, { detailsPayload, commandMutation }:
       'At most RESEND_LIMIT_PER_HOUR (default 5) sends per user an hour, then RESOURCE_EXHAUSTED. No event is written: details are those of the user.',
     input: ResendEmailCodeInput,
     payload: detailsPayload('ResendEmailCodePayload'),
-    run: withDetails(resend.resendEmailCode),
+    run: withDetails((ops) => ops.resendEmailCode),
   });
 
   commandMutation('resendPhoneCode', {
@@ -31,6 +30,6 @@ export function addResend(builder: Builder, { detailsPayload, commandMutation }:
       'Send a fresh verification code by SMS to the unverified phone of a user (user.write, or the user itself); FAILED_PRECONDITION when no SMS provider is configured. Limited like resendEmailCode.',
     input: ResendPhoneCodeInput,
     payload: detailsPayload('ResendPhoneCodePayload'),
-    run: withDetails(resend.resendPhoneCode),
+    run: withDetails((ops) => ops.resendPhoneCode),
   });
 }

@@ -1,6 +1,6 @@
 // GraphQL surface of U2F registration: registerU2F and verifyU2FRegistration. Thin: map and call.
 // The U2FToken type (id, name, state) lives with the User type in users.ts.
-import * as u2f from '../commands/u2f.ts';
+import type { RegisterU2FResult } from '../operations.ts';
 import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 
@@ -14,7 +14,7 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, 
       }),
     }),
   });
-  const RegisterU2FPayload = builder.objectRef<u2f.RegisterU2FResult>('RegisterU2FPayload').implement({
+  const RegisterU2FPayload = builder.objectRef<RegisterU2FResult>('RegisterU2FPayload').implement({
     fields: (t) => ({
       u2fId: t.exposeID('u2fId'),
       publicKeyCredentialCreationOptions: t.field({
@@ -29,7 +29,7 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, 
     description: 'Start the registration of a U2F token: returns the WebAuthn creation options for the client.',
     input: RegisterU2FInput,
     payload: RegisterU2FPayload,
-    run: u2f.registerU2F,
+    run: (ops) => ops.registerU2F,
   });
 
   const VerifyU2FRegistrationInput = builder.inputType('VerifyU2FRegistrationInput', {
@@ -49,6 +49,6 @@ export function addU2F(builder: Builder, { Details: DetailsRef, detailsPayload, 
     description: '3. Complete the registration of a U2F (WebAuthn) token.',
     input: VerifyU2FRegistrationInput,
     payload: detailsPayload('VerifyU2FRegistrationPayload'),
-    run: withDetails(u2f.verifyU2FRegistration),
+    run: withDetails((ops) => ops.verifyU2FRegistration),
   });
 }

@@ -1,7 +1,6 @@
 // Query.users: the user search of admin consoles as a Relay connection. Thin: the
 // arguments go to the command as they came (it checks them), the page comes back.
 import type { ObjectRef, SchemaTypes } from '@pothos/core';
-import { searchUsers } from '../commands/user-search.ts';
 import { DEFAULT_PAGE, MAX_PAGE } from '../commands/user-search-inputs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -63,7 +62,7 @@ export function addUserSearch(builder: Builder) {
           orderBy: t.arg({ type: UserOrder }),
           allOrganizations: t.arg.boolean(),
         },
-        resolve: (_root, args, ctx) => searchUsers(ctx.cmd, args),
+        resolve: (_root, args, ctx) => ctx.ops.users(ctx.cmd, args),
       },
       {
         name: 'UserConnection',

@@ -1,6 +1,5 @@
 // GraphQL surface of the user operations: inputs, payloads, the User type. Thin: map and call.
-import * as users from '../commands/users.ts';
-import * as reads from '../commands/reads.ts';
+import type { AddHumanUserResult, Operations } from '../operations.ts';
 import { detailsOf, type Details } from '../commands/context.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
@@ -13,7 +12,7 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
     userInputs(builder, Gender);
   const { VerifyEmailInput, VerifyPhoneInput } = verifyInputs(builder);
 
-  const AddHumanUserPayload = builder.objectRef<users.AddHumanUserResult>('AddHumanUserPayload').implement({
+  const AddHumanUserPayload = builder.objectRef<AddHumanUserResult>('AddHumanUserPayload').implement({
     fields: (t) => ({
       userId: t.exposeID('userId'),
       details: t.field({ type: DetailsRef, resolve: (p) => p.details }),
@@ -34,44 +33,44 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
       '1. Change the profile of the authenticated user.',
       UpdateMyProfileInput,
       detailsPayload('UpdateMyProfilePayload'),
-      withDetails(users.updateMyProfile),
+      withDetails((ops) => ops.updateMyProfile),
     ],
     [
       'updateHumanProfile',
       '4. Update the profile of a human user.',
       UpdateHumanProfileInput,
       detailsPayload('UpdateHumanProfilePayload'),
-      withDetails(users.updateHumanProfile),
+      withDetails((ops) => ops.updateHumanProfile),
     ],
-    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, users.addHumanUser],
-    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, users.setEmail],
+    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, (ops: Operations) => ops.addHumanUser],
+    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, (ops: Operations) => ops.setEmail],
     [
       'updateHumanPhone',
       '7. Update the phone of a human user.',
       UpdateHumanPhoneInput,
       detailsPayload('UpdateHumanPhonePayload'),
-      withDetails(users.updateHumanPhone),
+      withDetails((ops) => ops.updateHumanPhone),
     ],
     [
       'setHumanPassword',
       '9. Set the password of a human user.',
       SetHumanPasswordInput,
       detailsPayload('SetHumanPasswordPayload'),
-      withDetails(users.setHumanPassword),
+      withDetails((ops) => ops.setHumanPassword),
     ],
     [
       'verifyEmail',
       'Verify the email of a user with the code that was sent or returned.',
       VerifyEmailInput,
       detailsPayload('VerifyEmailPayload'),
-      withDetails(users.verifyEmail),
+      withDetails((ops) => ops.verifyEmail),
     ],
     [
       'verifyPhone',
       'Verify the phone of a user with the code that was sent.',
       VerifyPhoneInput,
       detailsPayload('VerifyPhonePayload'),
-      withDetails(users.verifyPhone),
+      withDetails((ops) => ops.verifyPhone),
     ],
   ] as const;
   for (const [name, description, input, payload, run] of mutations) {
@@ -244,7 +243,7 @@ function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Co
   asEntity(builder, UserRef, 'user');
 
   builder.queryField('me', (t) =>
-    t.field({ type: UserRef, description: 'The authenticated user.', resolve: (_r, _a, ctx) => reads.me(ctx.cmd) }),
+    t.field({ type: UserRef, description: 'The authenticated user.', resolve: (_r, _a, ctx) => ctx.ops.me(ctx.cmd) }),
   );
   builder.queryField('user', (t) =>
     t.field({
@@ -252,7 +251,7 @@ function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Co
       nullable: true,
       description: 'A user of the organization selected by x-service-orgid; null when it does not exist there.',
       args: { id: t.arg.id({ required: true }) },
-      resolve: (_r, args, ctx) => reads.user(ctx.cmd, String(args.id)),
+      resolve: (_r, args, ctx) => ctx.ops.user(ctx.cmd, String(args.id)),
     }),
   );
 }

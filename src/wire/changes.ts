@@ -22,8 +22,8 @@ import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ChangeSchema, type Change, type ChangeQuery } from '@zitadel/proto/zitadel/change_pb.js';
 import type { CommandContext } from '../commands/context.ts';
-import { visibleMany } from '../commands/entities.ts';
-import { historyFromSequence, type HistoryKind } from '../commands/history.ts';
+import type { HistoryKind } from '../commands/history.ts';
+import type { Operations } from '../operations.ts';
 import type { UserScope } from '../commands/reads.ts';
 import type { User } from '../model/users.ts';
 import type { StoredEvent } from '../store/port.ts';
@@ -51,6 +51,7 @@ const displayName = (u: User): string =>
 
 /** One page of the aggregate's changes, in the order the query asks for. */
 export async function listChanges(
+  ops: Operations,
   ctx: CommandContext,
   kind: HistoryKind,
   id: string | null,
@@ -60,7 +61,7 @@ export async function listChanges(
   const asc = query?.asc ?? false;
   const sequence = toNumber(query?.sequence ?? 0n);
   const limit = query?.limit ? query.limit : null;
-  const page = await historyFromSequence(
+  const page = await ops.historyFromSequence(
     ctx,
     kind,
     id,
@@ -70,7 +71,7 @@ export async function listChanges(
   const events: StoredEvent[] = page.edges.map((e) => e.node);
   if (asc) events.reverse();
   const editorIds = [...new Set(events.map((e) => e.creator).filter((c) => c !== 'system'))];
-  const editors = editorIds.length > 0 ? await visibleMany<User>(ctx, 'user', editorIds) : new Map();
+  const editors = editorIds.length > 0 ? await ops.entities<User>(ctx, 'user', editorIds) : new Map();
   return {
     result: events.map((e) => {
       const editor = editors.get(e.creator)?.state as User | undefined;
@@ -92,17 +93,17 @@ export const listUserChanges = (wire: WireDeps) =>
   unary(
     wire,
     'ListUserChanges',
-    (ctx, req: { userId: string; query?: ChangeQuery }) => listChanges(ctx, 'user', req.userId, req.query, 'acting'),
+    (ctx, req: { userId: string; query?: ChangeQuery }, ops) => listChanges(ops, ctx, 'user', req.userId, req.query, 'acting'),
     renames,
   );
 
 export const listOrgChanges = (wire: WireDeps) =>
-  unary(wire, 'ListOrgChanges', (ctx, req: { query?: ChangeQuery }) => listChanges(ctx, 'org', null, req.query), renames);
+  unary(wire, 'ListOrgChanges', (ctx, req: { query?: ChangeQuery }, ops) => listChanges(ops, ctx, 'org', null, req.query), renames);
 
 export const listProjectChanges = (wire: WireDeps) =>
   unary(
     wire,
     'ListProjectChanges',
-    (ctx, req: { projectId: string; query?: ChangeQuery }) => listChanges(ctx, 'project', req.projectId, req.query),
+    (ctx, req: { projectId: string; query?: ChangeQuery }, ops) => listChanges(ops, ctx, 'project', req.projectId, req.query),
     renames,
   );

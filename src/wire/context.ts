@@ -8,12 +8,15 @@ import type { CommandContext, Deps } from '../commands/context.ts';
 import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
+import type { Operations } from '../operations.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
 import { requestContext } from '../commands/request-context.ts';
 import { callerOf, verifyCaller } from '../http/authentication.ts';
 
 export interface WireDeps {
   deps: Deps;
+  /** What serves the operations: every method calls them through it. */
+  ops: Operations;
   tokens: TokenVerifier;
   logger: Logger;
   /** Idempotency-Key on the four services' mutations (src/wire/idempotency.ts): the gateway's core, shared with GraphQL; none: the header is ignored. */
@@ -38,13 +41,13 @@ export async function commandContext(wire: WireDeps, headers: Headers, state?: R
 export function unary<Req, Res>(
   wire: WireDeps,
   method: string,
-  run: (ctx: CommandContext, req: Req) => Promise<Res>,
+  run: (ctx: CommandContext, req: Req, ops: Operations) => Promise<Res>,
   renames?: FieldRenames,
 ): (req: Req, handler: HandlerContext) => Promise<Res> {
   return async (req, handler) => {
     const state = handler.values.get(requestStateKey);
     try {
-      return await run(await commandContext(wire, handler.requestHeader, state), req);
+      return await run(await commandContext(wire, handler.requestHeader, state), req, wire.ops);
     } catch (err) {
       throw toConnectError(err, wire.logger, { method, renames, requestId: state?.requestId });
     }

@@ -45,6 +45,17 @@ export const opt = (s: string | undefined): string | undefined => (s === '' ? un
 /** The name of an enum number (GENDER_FEMALE), as the command inputs use; unknown numbers pass as they are so the command refuses them. */
 export const enumName = (desc: DescEnum, n: number): string | number => desc.value[n]?.name ?? n;
 
+/**
+ * A value as the client sent it, handed to the operation in the place of its typed input (an
+ * enum number the descriptor does not name, an absent message): the operation's rules refuse
+ * what is not a T with INVALID_ARGUMENT, as they do for the other face, so the wire does not
+ * check it twice.
+ */
+export const asSent = <T>(value: unknown): T => value as T;
+
+/** enumName, typed as the operation's enum (asSent: a name it does not know is refused by its rules). */
+export const sentEnum = <T>(desc: DescEnum, n: number): T => asSent<T>(enumName(desc, n));
+
 /** The number of an enum value name; 0 (UNSPECIFIED) when the enum has no such name. */
 export const enumNumber = (desc: DescEnum, name: string | null | undefined): number =>
   name ? (desc.values.find((v) => v.name === name)?.number ?? 0) : 0;

@@ -48,7 +48,8 @@ import {
   type ListUsersResponseSchema as ListUsersResponseV2Schema,
 } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
 import { READ_BUDGET_BYTES, type CommandContext } from '../commands/context.ts';
-import { searchUsers, type UserPage } from '../commands/user-search.ts';
+import type { UserPage } from '../commands/user-search.ts';
+import type { Operations } from '../operations.ts';
 import { DEFAULT_PAGE, MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
 import { AppError, BAD_REQUEST_TYPE, invalidArgument, readTooLarge, type FieldViolation } from '../errors.ts';
 import type { User } from '../model/users.ts';
@@ -266,7 +267,13 @@ function renamed(err: unknown, renames: Map<string, string>): unknown {
 }
 
 /** The users of a request of either version, in its order and window, and how many match in all. */
-async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum: DescEnum | undefined, req: AnyListRequest) {
+async function listUsers(
+  ops: Operations,
+  ctx: CommandContext,
+  searchQuery: DescMessage,
+  sortEnum: DescEnum | undefined,
+  req: AnyListRequest,
+) {
   const t: Translation = { filter: {}, violations: [], renames: new Map() };
   t.renames.set('first', 'query.limit');
   t.renames.set('filter', 'queries');
@@ -304,7 +311,7 @@ async function listUsers(ctx: CommandContext, searchQuery: DescMessage, sortEnum
 
   const acting = t.orgId === undefined ? ctx : { ...ctx, orgHeader: t.orgId };
   const search = (more: { first?: number; after?: string }): Promise<UserPage> =>
-    searchUsers(acting, { ...input, ...more }).catch((err: unknown) => {
+    ops.users(acting, { ...input, ...more }).catch((err: unknown) => {
       throw renamed(err, t.renames);
     });
 
@@ -331,8 +338,9 @@ const V1 = { searchQuery: SearchQueryV1Schema, sortingColumn: sortingColumnEnum(
 export async function listUsersV2(
   ctx: CommandContext,
   req: ListUsersRequestV2,
+  ops: Operations,
 ): Promise<MessageInitShape<typeof ListUsersResponseV2Schema>> {
-  const { users, total } = await listUsers(ctx, V2.searchQuery, V2.sortingColumn, req);
+  const { users, total } = await listUsers(ops, ctx, V2.searchQuery, V2.sortingColumn, req);
   return {
     details: { totalResult: BigInt(total), timestamp: timestampNow() },
     sortingColumn: req.sortingColumn,
@@ -344,8 +352,9 @@ export async function listUsersV2(
 export async function listUsersV1(
   ctx: CommandContext,
   req: ListUsersRequestV1,
+  ops: Operations,
 ): Promise<MessageInitShape<typeof ListUsersResponseV1Schema>> {
-  const { users, total } = await listUsers(ctx, V1.searchQuery, V1.sortingColumn, req);
+  const { users, total } = await listUsers(ops, ctx, V1.searchQuery, V1.sortingColumn, req);
   return {
     details: { totalResult: BigInt(total), viewTimestamp: timestampNow() },
     sortingColumn: req.sortingColumn,

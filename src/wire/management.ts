@@ -11,13 +11,10 @@ import {
 } from '@zitadel/proto/zitadel/management_pb.js';
 import { ProjectStateSchema } from '@zitadel/proto/zitadel/project_pb.js';
 import { GenderSchema } from '@zitadel/proto/zitadel/user_pb.js';
-import * as idps from '../commands/idps.ts';
-import * as orgs from '../commands/orgs.ts';
-import * as projects from '../commands/projects.ts';
-import * as reads from '../commands/reads.ts';
-import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
-import { base64, detailsV1, enumName, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
+import type { IdentityProvider } from '../model/idps.ts';
+import type { Snapshot } from '../store/port.ts';
+import { base64, detailsV1, sentEnum, enumNumber, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
 import { listOrgChanges, listProjectChanges, listUserChanges } from './changes.ts';
 import { unary, type WireDeps } from './context.ts';
 import { listUsersV1 } from './list-users.ts';
@@ -37,67 +34,67 @@ const unsupported = {
 
 export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof ManagementService>> {
   return {
-    updateHumanProfile: unary(wire, 'UpdateHumanProfile', async (ctx, req) => ({
+    updateHumanProfile: unary(wire, 'UpdateHumanProfile', async (ctx, req, ops) => ({
       details: detailsV1(
-        await users.updateHumanProfile(ctx, {
+        await ops.updateHumanProfile(ctx, {
           userId: req.userId,
           firstName: req.firstName,
           lastName: req.lastName,
           nickName: opt(req.nickName),
           displayName: opt(req.displayName),
           preferredLanguage: opt(req.preferredLanguage),
-          gender: enumName(GenderSchema, req.gender),
+          gender: sentEnum(GenderSchema, req.gender),
         }),
       ),
     })),
 
-    updateHumanPhone: unary(wire, 'UpdateHumanPhone', async (ctx, req) => ({
-      details: detailsV1(await users.updateHumanPhone(ctx, { userId: req.userId, phone: req.phone, isPhoneVerified: req.isPhoneVerified })),
+    updateHumanPhone: unary(wire, 'UpdateHumanPhone', async (ctx, req, ops) => ({
+      details: detailsV1(await ops.updateHumanPhone(ctx, { userId: req.userId, phone: req.phone, isPhoneVerified: req.isPhoneVerified })),
     })),
 
-    setHumanPassword: unary(wire, 'SetHumanPassword', async (ctx, req) => ({
+    setHumanPassword: unary(wire, 'SetHumanPassword', async (ctx, req, ops) => ({
       details: detailsV1(
-        await users.setHumanPassword(ctx, { userId: req.userId, password: req.password, noChangeRequired: req.noChangeRequired }),
+        await ops.setHumanPassword(ctx, { userId: req.userId, password: req.password, noChangeRequired: req.noChangeRequired }),
       ),
     })),
 
-    addOrgOIDCIDP: unary(wire, 'AddOrgOIDCIDP', async (ctx, req) => {
+    addOrgOIDCIDP: unary(wire, 'AddOrgOIDCIDP', async (ctx, req, ops) => {
       unsupported.addOrgOIDCIDP(req);
-      const { idpId, details } = await idps.addOIDCIdentityProvider(ctx, {
+      const { idpId, details } = await ops.addOIDCIdentityProvider(ctx, {
         name: req.name,
         issuer: req.issuer,
         clientId: req.clientId,
         clientSecret: req.clientSecret,
         scopes: req.scopes,
-        displayNameMapping: enumName(OIDCMappingFieldSchema, req.displayNameMapping),
-        usernameMapping: enumName(OIDCMappingFieldSchema, req.usernameMapping),
+        displayNameMapping: sentEnum(OIDCMappingFieldSchema, req.displayNameMapping),
+        usernameMapping: sentEnum(OIDCMappingFieldSchema, req.usernameMapping),
       });
       return { idpId, details: detailsV1(details) };
     }),
 
-    updateOrgIDPOIDCConfig: unary(wire, 'UpdateOrgIDPOIDCConfig', async (ctx, req) => ({
+    updateOrgIDPOIDCConfig: unary(wire, 'UpdateOrgIDPOIDCConfig', async (ctx, req, ops) => ({
       details: detailsV1(
-        await idps.updateOIDCIdentityProvider(ctx, {
+        await ops.updateOIDCIdentityProvider(ctx, {
           idpId: req.idpId,
           issuer: req.issuer,
           clientId: req.clientId,
           clientSecret: opt(req.clientSecret),
           scopes: req.scopes,
-          displayNameMapping: enumName(OIDCMappingFieldSchema, req.displayNameMapping),
-          usernameMapping: enumName(OIDCMappingFieldSchema, req.usernameMapping),
+          displayNameMapping: sentEnum(OIDCMappingFieldSchema, req.displayNameMapping),
+          usernameMapping: sentEnum(OIDCMappingFieldSchema, req.usernameMapping),
         }),
       ),
     })),
 
-    addProject: unary(wire, 'AddProject', async (ctx, req) => {
+    addProject: unary(wire, 'AddProject', async (ctx, req, ops) => {
       unsupported.addProject(req);
-      const { projectId, details } = await projects.addProject(ctx, { name: req.name });
+      const { projectId, details } = await ops.addProject(ctx, { name: req.name });
       return { id: projectId, details: detailsV1(details) };
     }),
 
-    addSAMLApp: unary(wire, 'AddSAMLApp', async (ctx, req) => {
+    addSAMLApp: unary(wire, 'AddSAMLApp', async (ctx, req, ops) => {
       unsupported.addSAMLApp(req);
-      const { appId, details } = await projects.addSAMLApp(ctx, {
+      const { appId, details } = await ops.addSAMLApp(ctx, {
         projectId: req.projectId,
         name: req.name,
         metadataXml: req.metadata.case === 'metadataXml' ? base64(req.metadata.value) : undefined,
@@ -106,12 +103,12 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
       return { appId, details: detailsV1(details) };
     }),
 
-    addOrgMember: unary(wire, 'AddOrgMember', async (ctx, req) => ({
-      details: detailsV1(await orgs.addOrgMember(ctx, { userId: req.userId, roles: req.roles })),
+    addOrgMember: unary(wire, 'AddOrgMember', async (ctx, req, ops) => ({
+      details: detailsV1(await ops.addOrgMember(ctx, { userId: req.userId, roles: req.roles })),
     })),
 
-    getUserByID: unary(wire, 'GetUserByID', async (ctx, req) => {
-      const user = await reads.user(ctx, req.id);
+    getUserByID: unary(wire, 'GetUserByID', async (ctx, req, ops) => {
+      const user = await ops.user(ctx, req.id);
       if (!user) throw notFound('User');
       return { user: userV1(user) };
     }),
@@ -121,14 +118,14 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
     listOrgChanges: listOrgChanges(wire),
     listProjectChanges: listProjectChanges(wire),
 
-    getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req) => {
-      const idp = await idps.identityProvider(ctx, req.id);
+    getOrgIDPByID: unary(wire, 'GetOrgIDPByID', async (ctx, req, ops) => {
+      const idp = await ops.identityProvider(ctx, req.id);
       if (!idp) throw notFound('Identity provider');
       return { idp: idpV1(idp) };
     }),
 
-    getProjectByID: unary(wire, 'GetProjectByID', async (ctx, req) => {
-      const project = await projects.project(ctx, req.id);
+    getProjectByID: unary(wire, 'GetProjectByID', async (ctx, req, ops) => {
+      const project = await ops.project(ctx, req.id);
       if (!project) throw notFound('Project');
       return {
         project: {
@@ -142,10 +139,8 @@ export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof Ma
   };
 }
 
-type IdentityProvider = NonNullable<Awaited<ReturnType<typeof idps.identityProvider>>>;
-
 /** An OIDC identity provider of the organization as zitadel.idp.v1.IDP. */
-function idpV1(idp: IdentityProvider) {
+function idpV1(idp: Snapshot<IdentityProvider>) {
   return {
     id: idp.id,
     details: detailsV1(snapshotDetails(idp)),

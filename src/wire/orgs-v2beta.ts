@@ -5,7 +5,6 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { CreateOrganizationRequestSchema, OrganizationService } from '@zitadel/proto/zitadel/org/v2beta/org_service_pb.js';
-import * as orgs from '../commands/orgs.ts';
 import { refuseUnsupported } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
 
@@ -14,9 +13,9 @@ const createOrganizationUnsupported = refuseUnsupported(CreateOrganizationReques
 
 export function organizationServiceV2beta(wire: WireDeps): Partial<ServiceImpl<typeof OrganizationService>> {
   return {
-    createOrganization: unary(wire, 'CreateOrganization', async (ctx, req) => {
+    createOrganization: unary(wire, 'CreateOrganization', async (ctx, req, ops) => {
       createOrganizationUnsupported(req);
-      const { orgId, details } = await orgs.addOrganization(ctx, { name: req.name });
+      const { orgId, details } = await ops.addOrganization(ctx, { name: req.name });
       return { id: orgId, creationDate: timestampFromDate(details.creationDate ?? details.changeDate), organizationAdmins: [] };
     }),
   };

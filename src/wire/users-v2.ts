@@ -9,13 +9,10 @@ import {
   type AddHumanUserRequest,
   type SetEmailRequest,
 } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import { readUser } from '../commands/reads.ts';
-import * as u2f from '../commands/u2f.ts';
-import * as users from '../commands/users.ts';
 import { notFound } from '../errors.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { base64, detailsV2, enumName, opt, refuseUnsupported, snapshotDetails } from './convert.ts';
+import { base64, detailsV2, enumName, opt, refuseUnsupported, snapshotDetails, asSent } from './convert.ts';
 import { unary, type WireDeps } from './context.ts';
 import type { FieldRenames } from './errors.ts';
 import { listUsersV2 } from './list-users.ts';
@@ -89,9 +86,9 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
     addHumanUser: unary(
       wire,
       'AddHumanUser',
-      async (ctx, req) => {
+      async (ctx, req, ops) => {
         addHumanUserUnsupported(req);
-        const r = await users.addHumanUser(ctx, addHumanUserInput(req));
+        const r = await ops.addHumanUser(ctx, asSent(addHumanUserInput(req)));
         return {
           userId: r.userId,
           details: detailsV2(r.details),
@@ -102,21 +99,21 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
       ADD_HUMAN_USER_RENAMES,
     ),
 
-    setEmail: unary(wire, 'SetEmail', async (ctx, req) => {
-      const r = await users.setEmail(ctx, { userId: req.userId, email: req.email, ...emailVerification(req.verification) });
+    setEmail: unary(wire, 'SetEmail', async (ctx, req, ops) => {
+      const r = await ops.setEmail(ctx, { userId: req.userId, email: req.email, ...emailVerification(req.verification) });
       return { details: detailsV2(r.details), verificationCode: r.verificationCode ?? undefined };
     }),
 
-    verifyEmail: unary(wire, 'VerifyEmail', async (ctx, req) => ({
-      details: detailsV2(await users.verifyEmail(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
+    verifyEmail: unary(wire, 'VerifyEmail', async (ctx, req, ops) => ({
+      details: detailsV2(await ops.verifyEmail(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
     })),
 
-    verifyPhone: unary(wire, 'VerifyPhone', async (ctx, req) => ({
-      details: detailsV2(await users.verifyPhone(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
+    verifyPhone: unary(wire, 'VerifyPhone', async (ctx, req, ops) => ({
+      details: detailsV2(await ops.verifyPhone(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
     })),
 
-    registerU2F: unary(wire, 'RegisterU2F', async (ctx, req) => {
-      const r = await u2f.registerU2F(ctx, { userId: req.userId, domain: opt(req.domain) });
+    registerU2F: unary(wire, 'RegisterU2F', async (ctx, req, ops) => {
+      const r = await ops.registerU2F(ctx, { userId: req.userId, domain: opt(req.domain) });
       return {
         u2fId: r.u2fId,
         details: detailsV2(r.details),
@@ -125,20 +122,20 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
       };
     }),
 
-    verifyU2FRegistration: unary(wire, 'VerifyU2FRegistration', async (ctx, req) => ({
+    verifyU2FRegistration: unary(wire, 'VerifyU2FRegistration', async (ctx, req, ops) => ({
       details: detailsV2(
-        await u2f.verifyU2FRegistration(ctx, {
+        await ops.verifyU2FRegistration(ctx, {
           userId: req.userId,
           u2fId: req.u2fId,
-          publicKeyCredential: req.publicKeyCredential,
+          publicKeyCredential: asSent(req.publicKeyCredential),
           tokenName: req.tokenName,
         }),
       ),
     })),
 
-    getUserByID: unary(wire, 'GetUserByID', async (ctx, req) => {
+    getUserByID: unary(wire, 'GetUserByID', async (ctx, req, ops) => {
       // v2 reads a user wherever the caller may read it (the org header, when sent, narrows it), with the refusals of management's.
-      const user = await readUser(ctx, req.userId, 'anywhere');
+      const user = await ops.readUser(ctx, req.userId, 'anywhere');
       if (!user) throw notFound('User');
       return userV2(user);
     }),

@@ -7,6 +7,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type ExecutionResult } from 'graphql';
 import { createLocalTokenSigner } from '../../src/auth/tokens.ts';
 import { bootstrap } from '../../src/commands/bootstrap.ts';
+import { systemContext } from '../../src/commands/request-context.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Notifier } from '../../src/notify/port.ts';
@@ -60,7 +61,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   const logs: string[] = [];
   const logger = createLogger('debug', (line) => logs.push(line));
   const gateway = await createGateway(config, { logger, notifier: options.notifier });
-  const admin = await bootstrap({ deps: gateway.deps, callerId: 'system', orgHeader: null });
+  const admin = await bootstrap(systemContext(gateway.deps));
   const { url } = await gateway.listen();
   const signer = createLocalTokenSigner(config);
   const adminToken = await signer.sign(admin.adminUserId);

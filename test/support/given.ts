@@ -27,6 +27,8 @@ import { expect, it, onTestFinished } from 'vitest';
 import { createCodeService } from '../../src/codes/codes.ts';
 import { createMemoryCodeStore } from '../../src/codes/memory.ts';
 import type { CommandContext, Deps } from '../../src/commands/context.ts';
+import { newOrgHints } from '../../src/commands/org-hints.ts';
+import { newCommandContext } from '../../src/commands/request-context.ts';
 import { orgDomain } from '../../src/commands/orgs.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { TEST_DEFAULTS } from './test-defaults.ts';
@@ -515,6 +517,7 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
     hasher: createPasswordHasher({ cost: config.bcryptCost }),
     newId,
     idpSecretKey: TEST_IDP_KEY,
+    orgHints: newOrgHints(),
   };
 
   // Sequences and owners as the seeding goes.
@@ -553,12 +556,8 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
   }
   await seed(seedFacts);
 
-  const ctx = (as: As = {}): CommandContext => ({
-    deps,
-    callerId: as.caller ?? null,
-    orgHeader: as.orgHeader ?? null,
-    ...(as.authError ? { authError: as.authError } : {}),
-  });
+  const ctx = (as: As = {}): CommandContext =>
+    newCommandContext(deps, { callerId: as.caller ?? null, ...(as.authError ? { authError: as.authError } : {}) }, as.orgHeader ?? null);
 
   async function sequences(): Promise<Map<string, number>> {
     const out = new Map<string, number>();
