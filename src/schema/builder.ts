@@ -13,13 +13,22 @@ export type Scalars = {
   JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
 };
 
+/** The builder's type parameters. */
+export interface BuilderTypes {
+  Context: GraphQLContext;
+  Scalars: Scalars;
+  DefaultFieldNullability: false;
+  DefaultInputFieldRequiredness: false;
+}
+
+/** The schema types of the builder, as Pothos' refs and field builders take them. */
+export type Types = PothosSchemaTypes.ExtendDefaultTypes<BuilderTypes>;
+
+/** The field builder of an input type's fields. */
+export type InputFields = PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>;
+
 export function createBuilder() {
-  return new SchemaBuilder<{
-    Context: GraphQLContext;
-    Scalars: Scalars;
-    DefaultFieldNullability: false;
-    DefaultInputFieldRequiredness: false;
-  }>({
+  return new SchemaBuilder<BuilderTypes>({
     // Federation last: it must see the resolvers the other plugins wrap.
     plugins: [DirectivesPlugin, RelayPlugin, FederationPlugin],
     defaultFieldNullability: false,

@@ -1,7 +1,8 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
 import type { CommandContext, Details } from '../commands/context.ts';
 import type { Operations } from '../operations.ts';
-import type { Builder } from './builder.ts';
+import type { InputObjectRef, ObjectRef } from '@pothos/core';
+import type { Builder, Types } from './builder.ts';
 
 /** The operation a mutation calls, picked from the request's Operations (src/operations.ts). */
 export type OperationOf<I, R> = (ops: Operations) => (ctx: CommandContext, input: I) => Promise<R>;
@@ -41,26 +42,30 @@ export function addCommon(builder: Builder) {
   builder.mutationType({});
 
   /**
-   * A mutation with one required `input`; the resolver only hands it to the
-   * command, which checks it against its own rules (src/commands/command.ts).
+   * A mutation with one required `input`; the resolver only hands it to the operation, which
+   * checks it against its own rules (src/commands/command.ts). Typed end to end: the GraphQL
+   * input type's shape must be one the operation accepts (its rules' input type), and the
+   * operation's result the payload type's, or tsc fails.
    */
-  const commandMutation = (
+  const commandMutation = <I, R>(
     name: string,
     spec: {
       description: string;
       deprecationReason?: string;
-      input: unknown;
-      payload: unknown;
-      run: OperationOf<any, unknown>;
+      input: InputObjectRef<Types, I>;
+      payload: ObjectRef<Types, R>;
+      run: OperationOf<NoInfer<I>, NoInfer<R>>;
     },
   ) =>
     builder.mutationField(name, (t) =>
       t.field({
         description: spec.description,
         ...(spec.deprecationReason ? { deprecationReason: spec.deprecationReason } : {}),
-        type: spec.payload as any,
-        args: { input: t.arg({ type: spec.input as any, required: true }) },
-        resolve: (_root, args, ctx) => spec.run(ctx.ops)(ctx.cmd, args.input) as Promise<any>,
+        type: spec.payload,
+        args: { input: t.arg({ type: spec.input, required: true }) },
+        // Pothos' argument and result types are conditional on I and R, which tsc cannot resolve
+        // inside this generic function; the call sites are checked against them instead.
+        resolve: (_root, args, ctx) => spec.run(ctx.ops)(ctx.cmd, (args as { input: I }).input) as never,
       }),
     );
 

@@ -3,14 +3,14 @@ import { detailsOf } from '../commands/context.ts';
 import type { AddIdpResult } from '../operations.ts';
 import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
-import type { Builder } from './builder.ts';
+import type { Builder, InputFields } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
 export const UPDATE_OIDC_IDP_DEPRECATION = 'Deprecated operation of the identity API; it may be removed in a future version.';
 
 export function addIdps(builder: Builder, { Details: DetailsRef, OIDCMappingField, detailsPayload, commandMutation }: Common) {
-  const oidcFields = (t: any) => ({
+  const oidcFields = (t: InputFields) => ({
     issuer: t.string({ required: true }),
     clientId: t.string({ required: true }),
     scopes: t.stringList(),

@@ -1,4 +1,4 @@
-import { detailsOf } from '../commands/context.ts';
+import { detailsOf, type Details } from '../commands/context.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';
@@ -7,7 +7,7 @@ import { asEntity } from './entities.ts';
 
 export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload, commandMutation }: Common) {
   const AddOrganizationInput = builder.inputType('AddOrganizationInput', { fields: (t) => ({ name: t.string({ required: true }) }) });
-  const AddOrganizationPayload = builder.objectRef<{ orgId: string; details: any }>('AddOrganizationPayload').implement({
+  const AddOrganizationPayload = builder.objectRef<{ orgId: string; details: Details }>('AddOrganizationPayload').implement({
     fields: (t) => ({ orgId: t.exposeID('orgId'), details: t.field({ type: DetailsRef, resolve: (p) => p.details }) }),
   });
   commandMutation('addOrganization', {

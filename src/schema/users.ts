@@ -1,9 +1,9 @@
 // GraphQL surface of the user operations: inputs, payloads, the User type. Thin: map and call.
-import type { AddHumanUserResult, Operations } from '../operations.ts';
+import type { AddHumanUserResult } from '../operations.ts';
 import { detailsOf, type Details } from '../commands/context.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import type { Builder } from './builder.ts';
+import type { Builder, InputFields } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 import { asEntity } from './entities.ts';
 
@@ -27,62 +27,61 @@ export function addUsers(builder: Builder, { Details: DetailsRef, Gender, detail
     }),
   });
 
-  const mutations = [
-    [
-      'updateMyProfile',
-      '1. Change the profile of the authenticated user.',
-      UpdateMyProfileInput,
-      detailsPayload('UpdateMyProfilePayload'),
-      withDetails((ops) => ops.updateMyProfile),
-    ],
-    [
-      'updateHumanProfile',
-      '4. Update the profile of a human user.',
-      UpdateHumanProfileInput,
-      detailsPayload('UpdateHumanProfilePayload'),
-      withDetails((ops) => ops.updateHumanProfile),
-    ],
-    ['addHumanUser', '5. Create or import a human user.', AddHumanUserInput, AddHumanUserPayload, (ops: Operations) => ops.addHumanUser],
-    ['setEmail', '6. Change the email of a user.', SetEmailInput, SetEmailPayload, (ops: Operations) => ops.setEmail],
-    [
-      'updateHumanPhone',
-      '7. Update the phone of a human user.',
-      UpdateHumanPhoneInput,
-      detailsPayload('UpdateHumanPhonePayload'),
-      withDetails((ops) => ops.updateHumanPhone),
-    ],
-    [
-      'setHumanPassword',
-      '9. Set the password of a human user.',
-      SetHumanPasswordInput,
-      detailsPayload('SetHumanPasswordPayload'),
-      withDetails((ops) => ops.setHumanPassword),
-    ],
-    [
-      'verifyEmail',
-      'Verify the email of a user with the code that was sent or returned.',
-      VerifyEmailInput,
-      detailsPayload('VerifyEmailPayload'),
-      withDetails((ops) => ops.verifyEmail),
-    ],
-    [
-      'verifyPhone',
-      'Verify the phone of a user with the code that was sent.',
-      VerifyPhoneInput,
-      detailsPayload('VerifyPhonePayload'),
-      withDetails((ops) => ops.verifyPhone),
-    ],
-  ] as const;
-  for (const [name, description, input, payload, run] of mutations) {
-    commandMutation(name, { description, input, payload, run });
-  }
+  commandMutation('updateMyProfile', {
+    description: '1. Change the profile of the authenticated user.',
+    input: UpdateMyProfileInput,
+    payload: detailsPayload('UpdateMyProfilePayload'),
+    run: withDetails((ops) => ops.updateMyProfile),
+  });
+  commandMutation('updateHumanProfile', {
+    description: '4. Update the profile of a human user.',
+    input: UpdateHumanProfileInput,
+    payload: detailsPayload('UpdateHumanProfilePayload'),
+    run: withDetails((ops) => ops.updateHumanProfile),
+  });
+  commandMutation('addHumanUser', {
+    description: '5. Create or import a human user.',
+    input: AddHumanUserInput,
+    payload: AddHumanUserPayload,
+    run: (ops) => ops.addHumanUser,
+  });
+  commandMutation('setEmail', {
+    description: '6. Change the email of a user.',
+    input: SetEmailInput,
+    payload: SetEmailPayload,
+    run: (ops) => ops.setEmail,
+  });
+  commandMutation('updateHumanPhone', {
+    description: '7. Update the phone of a human user.',
+    input: UpdateHumanPhoneInput,
+    payload: detailsPayload('UpdateHumanPhonePayload'),
+    run: withDetails((ops) => ops.updateHumanPhone),
+  });
+  commandMutation('setHumanPassword', {
+    description: '9. Set the password of a human user.',
+    input: SetHumanPasswordInput,
+    payload: detailsPayload('SetHumanPasswordPayload'),
+    run: withDetails((ops) => ops.setHumanPassword),
+  });
+  commandMutation('verifyEmail', {
+    description: 'Verify the email of a user with the code that was sent or returned.',
+    input: VerifyEmailInput,
+    payload: detailsPayload('VerifyEmailPayload'),
+    run: withDetails((ops) => ops.verifyEmail),
+  });
+  commandMutation('verifyPhone', {
+    description: 'Verify the phone of a user with the code that was sent.',
+    input: VerifyPhoneInput,
+    payload: detailsPayload('VerifyPhonePayload'),
+    run: withDetails((ops) => ops.verifyPhone),
+  });
 
   addUserType(builder, DetailsRef, Gender);
 }
 
 /** The input types of the user mutations. */
 function userInputs(builder: Builder, Gender: Common['Gender']) {
-  const profileFields = (t: any, displayNameRequired: boolean) => ({
+  const profileFields = <Required extends boolean>(t: InputFields, displayNameRequired: Required) => ({
     firstName: t.string({ required: true }),
     lastName: t.string({ required: true }),
     nickName: t.string(),
