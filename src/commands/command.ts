@@ -13,7 +13,7 @@ export function command<S extends z.ZodType, R>(
   run: (ctx: CommandContext, input: z.output<S>) => Promise<R>,
 ): Command<R> {
   const built = new WeakMap<Config, S>();
-  return async (ctx, input) => {
+  const checked: Command<R> = async (ctx, input) => {
     const { config } = ctx.deps;
     let schema = built.get(config);
     if (!schema) built.set(config, (schema = rules(config)));
@@ -21,4 +21,7 @@ export function command<S extends z.ZodType, R>(
     if (!parsed.success) throw zodToAppError(parsed.error);
     return run(ctx, parsed.data);
   };
+  // `run` is a named function (`async function updateHumanProfile(ctx, input)`), so stack traces
+  // and profiles name the command; the checked wrapper carries the same name for whoever asks.
+  return Object.defineProperty(checked, 'name', { value: run.name });
 }

@@ -39,7 +39,7 @@ export interface AddIdpResult {
 
 export const addOIDCIdentityProvider = command(
   (c) => idpInputRules(c).addOIDCIdentityProvider,
-  async (ctx, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> => {
+  async function addOIDCIdentityProvider(ctx, input: AddOIDCIdentityProviderInput): Promise<AddIdpResult> {
     const { org } = await idpWriter(ctx);
     const idpId = ctx.deps.newId();
     const name = input.name.trim();
@@ -67,7 +67,7 @@ export const addOIDCIdentityProvider = command(
  */
 export const updateOIDCIdentityProvider = command(
   (c) => idpInputRules(c).updateOIDCIdentityProvider,
-  async (ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> => {
+  async function updateOIDCIdentityProvider(ctx, input: UpdateOIDCIdentityProviderInput): Promise<Details> {
     const { org } = await idpWriter(ctx, input.idpId);
     const idpId = input.idpId;
     const inOrg = (idp: Snapshot<IdentityProvider> | null): idp is Snapshot<IdentityProvider> => !!idp && idp.resourceOwner === org.id;

@@ -59,7 +59,7 @@ export async function createOrg(ctx: CommandContext, orgId: string, name: string
 
 export const addOrganization = command(
   (c) => orgInputRules(c).addOrganization,
-  async (ctx, input: OrgInputs['addOrganization']) => {
+  async function addOrganization(ctx, input: OrgInputs['addOrganization']) {
     const caller = await authenticate(ctx, { instance: [INSTANCE_ID] });
     await requireInstance(ctx, caller, 'org.create');
     const orgId = ctx.deps.newId();
@@ -82,7 +82,7 @@ async function recordMembership(ctx: CommandContext, user: Snapshot<User>, orgId
 
 export const addOrgMember = command(
   (c) => orgInputRules(c).addOrgMember,
-  async (ctx, input: OrgInputs['addOrgMember']): Promise<Details> => {
+  async function addOrgMember(ctx, input: OrgInputs['addOrgMember']): Promise<Details> {
     const caller = await authenticate(ctx, { ...permissionReads(ctx), user: [input.userId] });
     const org = await actingOrg(ctx, caller);
     await requireIn(ctx, caller, org, 'org.member.write');

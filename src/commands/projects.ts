@@ -13,7 +13,7 @@ import { command } from './command.ts';
 
 export const addProject = command(
   (c) => projectInputRules(c).addProject,
-  async (ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> => {
+  async function addProject(ctx, input: AddProjectInput): Promise<{ projectId: string; details: Details }> {
     const caller = await authenticate(ctx, permissionReads(ctx));
     const org = await actingOrg(ctx, caller);
     await requireIn(ctx, caller, org, 'project.write');
@@ -68,7 +68,7 @@ export interface AddSAMLAppResult {
 
 export const addSAMLApp = command(
   (c) => projectInputRules(c).addSAMLApp,
-  async (ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> => {
+  async function addSAMLApp(ctx, input: AddSAMLAppInput): Promise<AddSAMLAppResult> {
     const { deps } = ctx;
     const caller = await authenticate(ctx, { ...permissionReads(ctx), project: [input.projectId] });
     const org = await actingOrg(ctx, caller);

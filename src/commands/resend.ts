@@ -76,7 +76,7 @@ async function issueAndSend(
 
 export const resendEmailCode = command(
   (c) => resendInputRules(c).resendEmailCode,
-  async (ctx, input: ResendEmailCodeInput): Promise<Details> => {
+  async function resendEmailCode(ctx, input: ResendEmailCodeInput): Promise<Details> {
     const caller = await authenticate(ctx, userReads(ctx, input.userId));
     const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
     const { email, isVerified } = user.state.email;
@@ -94,7 +94,7 @@ export const resendEmailCode = command(
 
 export const resendPhoneCode = command(
   (c) => resendInputRules(c).resendPhoneCode,
-  async (ctx, input: ResendPhoneCodeInput): Promise<Details> => {
+  async function resendPhoneCode(ctx, input: ResendPhoneCodeInput): Promise<Details> {
     const caller = await authenticate(ctx, userReads(ctx, input.userId));
     const { user } = await userForSelfOrPermission(ctx, caller, input.userId, 'user.write');
     const phone = user.state.phone;

@@ -54,7 +54,7 @@ function roomForAnotherToken(user: User): void {
 
 export const registerU2F = command(
   (c) => u2fInputRules(c).registerU2F,
-  async (ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> => {
+  async function registerU2F(ctx, input: RegisterU2FInput): Promise<RegisterU2FResult> {
     const { config, newId } = ctx.deps;
     const caller = await authenticate(ctx, userReads(ctx, input.userId));
     const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);
@@ -128,7 +128,7 @@ function describeFailure(err: unknown): string {
 
 export const verifyU2FRegistration = command(
   (c) => u2fInputRules(c).verifyU2FRegistration,
-  async (ctx, input: VerifyU2FRegistrationInput): Promise<Details> => {
+  async function verifyU2FRegistration(ctx, input: VerifyU2FRegistrationInput): Promise<Details> {
     const { config } = ctx.deps;
     const caller = await authenticate(ctx, userReads(ctx, input.userId));
     const { user } = await userForSelfOrPermission(ctx, caller, input.userId, PERMISSION);

@@ -55,7 +55,7 @@ async function changeProfile(ctx: CommandContext, user: Snapshot<User>, input: P
 
 export const updateMyProfile = command(
   (c) => userInputRules(c).updateMyProfile,
-  async (ctx, input: UpdateMyProfileInput): Promise<Details> => {
+  async function updateMyProfile(ctx, input: UpdateMyProfileInput): Promise<Details> {
     const caller = await authenticate(ctx);
     return changeProfile(ctx, caller.user, input);
   },
@@ -77,7 +77,7 @@ async function orgScopedUser(ctx: CommandContext, userId: string) {
 
 export const updateHumanProfile = command(
   (c) => userInputRules(c).updateHumanProfile,
-  async (ctx, input: UpdateProfileInput): Promise<Details> => {
+  async function updateHumanProfile(ctx, input: UpdateProfileInput): Promise<Details> {
     const { user } = await orgScopedUser(ctx, input.userId);
     return changeProfile(ctx, user, input);
   },
@@ -107,7 +107,7 @@ export interface AddHumanUserResult {
 
 export const addHumanUser = command(
   (c) => userInputRules(c).addHumanUser,
-  async (ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> => {
+  async function addHumanUser(ctx, input: AddHumanUserInput): Promise<AddHumanUserResult> {
     const { deps } = ctx;
     const givenId = input.userId?.trim() || null;
     const idpIds = (input.idpLinks ?? []).map((l) => l.idpId);
@@ -203,7 +203,7 @@ export const addHumanUser = command(
 
 export const setEmail = command(
   (c) => userInputRules(c).setEmail,
-  async (ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> => {
+  async function setEmail(ctx, input: SetEmailInput): Promise<{ details: Details; verificationCode: string | null }> {
     const { deps } = ctx;
     const self = input.userId === ctx.callerId;
     const choice = codeChoice(input);
@@ -248,7 +248,7 @@ export const setEmail = command(
 
 export const updateHumanPhone = command(
   (c) => userInputRules(c).updateHumanPhone,
-  async (ctx, input: UpdateHumanPhoneInput): Promise<Details> => {
+  async function updateHumanPhone(ctx, input: UpdateHumanPhoneInput): Promise<Details> {
     const { deps } = ctx;
     const { user } = await orgScopedUser(ctx, input.userId);
     const phone = normalizePhone(input.phone, { defaultRegion: deps.config.defaultPhoneRegion, requireGlobal: true });
@@ -277,7 +277,7 @@ export const updateHumanPhone = command(
 
 export const setHumanPassword = command(
   (c) => userInputRules(c).setHumanPassword,
-  async (ctx, input: SetHumanPasswordInput): Promise<Details> => {
+  async function setHumanPassword(ctx, input: SetHumanPasswordInput): Promise<Details> {
     const { user } = await orgScopedUser(ctx, input.userId);
     const hash = await ctx.deps.hasher.hash(input.password);
     const { snapshot } = await write(ctx, 'user', user.id, (current) => {
@@ -312,9 +312,13 @@ async function verifyChannel(ctx: CommandContext, input: VerifyCodeInput, channe
 
 export const verifyEmail = command(
   (c) => userInputRules(c).verifyCode,
-  (ctx, input) => verifyChannel(ctx, input, 'email'),
+  function verifyEmail(ctx, input) {
+    return verifyChannel(ctx, input, 'email');
+  },
 );
 export const verifyPhone = command(
   (c) => userInputRules(c).verifyCode,
-  (ctx, input) => verifyChannel(ctx, input, 'phone'),
+  function verifyPhone(ctx, input) {
+    return verifyChannel(ctx, input, 'phone');
+  },
 );
