@@ -1,4 +1,4 @@
-// What an Idempotency-Key may cost (src/http/idempotency.ts, src/http/idempotency-core.ts):
+// What an Idempotency-Key may cost (src/graphql/idempotency.ts, src/http/idempotency-core.ts):
 // a keyed mutation document is parsed under armor's token limit, answers over
 // MAX_KEPT_ANSWER_BYTES are not kept (a retry runs again, a waiting duplicate too), the
 // in-memory store stays under its byte bound, and error messages do not echo huge input

@@ -1,4 +1,4 @@
-// Idempotency-Key on mutations (src/http/idempotency.ts), over HTTP against the real
+// Idempotency-Key on mutations (src/graphql/idempotency.ts), over HTTP against the real
 // gateway: on the embedded stores (keys in memory) and with Redis (keys in Redis).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, MeDocument } from './generated/operations.ts';

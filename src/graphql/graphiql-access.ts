@@ -11,7 +11,7 @@
 //     port the connection was accepted on): a rebound name is not one of these,
 //   - is same-origin or a navigation typed by the user, when the browser says so
 //     (Sec-Fetch-Site none or same-origin; Origin, when sent, the page's own origin).
-// NODE_ENV=production never gets one (the caller checks; src/graphiql.ts isQuickStart).
+// NODE_ENV=production never gets one (the caller checks; src/graphql/graphiql.ts isQuickStart).
 import type { IncomingMessage } from 'node:http';
 
 /**

@@ -1,4 +1,4 @@
-// Idempotency-Key, whatever the transport (GraphQL: src/http/idempotency.ts; the wire API:
+// Idempotency-Key, whatever the transport (GraphQL: src/graphql/idempotency.ts; the wire API:
 // src/wire/idempotency.ts). A client may send `Idempotency-Key: <1..255 visible ASCII>` with
 // a mutation. The first answer for (caller, key) is kept for IDEMPOTENCY_TTL_SECONDS (24 h)
 // and a retry with the same caller, key and request gets it again, without running the

@@ -1,4 +1,4 @@
-// What the edge needs of the wire API before the wire itself is loaded (src/http/lazy-wire.ts):
+// What the edge needs of the wire API before the wire itself is loaded (src/wire/lazy.ts):
 // which paths may be the wire's, which protocol a request speaks, and the CORS headers. No
 // descriptors here: this file must stay cheap to import.
 import type { CorsSpec } from '../http/cors.ts';

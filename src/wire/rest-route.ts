@@ -24,7 +24,7 @@ const isRpcPath = (path: string) => isWirePath(path) || isRpcShaped(path);
 /**
  * A WireRoute: the RPC paths to connect-node, the REST paths (any verb: a wrong one answers 405
  * as grpc-gateway does) to the REST handler. It matches every path of the wire's shape
- * (mayBeWirePath), as the edge does before the wire is loaded (src/http/lazy-wire.ts): one the
+ * (mayBeWirePath), as the edge does before the wire is loaded (src/wire/lazy.ts): one the
  * wire does not serve is answered by the REST handler with grpc-gateway's 404 (code 5 "Not
  * Found") or, when it has an RPC path's shape, by the RPC adapter with UNIMPLEMENTED in the
  * request's protocol; never by GraphQL, whether the wire was loaded by then or not.
