@@ -14,7 +14,7 @@ import { userSearchFields } from './model/users.ts';
 import { restrictDataDir } from './data-dir.ts';
 import { createSqliteStore } from './store/sqlite.ts';
 import type { EventStore } from './store/port.ts';
-import { timed, type Observe } from './http/metrics.ts';
+import { timed, type Observe } from './timed.ts';
 
 export interface Stores {
   store: EventStore;
@@ -26,7 +26,7 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-/** Latency observers (src/http/metrics.ts): event store calls, and Redis calls by component. */
+/** Latency observers, handed in by the server's wiring (src/http/metrics.ts makes them): event store calls, and Redis calls by component. */
 export interface StoreInstrumentation {
   store(backend: string): Observe;
   redis(component: string): Observe;

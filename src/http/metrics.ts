@@ -24,11 +24,13 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliveryMetrics } from '../notify/worker.ts';
 import type { RequestState } from './request-state.ts';
+import type { Observe } from '../timed.ts';
+
+// The observer type and the wrapper live below the edge (src/timed.ts); kept importable from here.
+export { timed, type Observe } from '../timed.ts';
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const IO_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-export type Observe = (operation: string, seconds: number, ok: boolean) => void;
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -227,28 +229,4 @@ export function createMetrics(): GatewayMetrics {
     watchConnections: (read) => void (connections = read),
     metricsRefused: () => metricsRefused.inc(),
   };
-}
-
-/**
- * The same object, with the named async methods timed. Everything else (other
- * methods, properties) passes through untouched.
- */
-export function timed<T extends object>(target: T, methods: readonly (keyof T & string)[], observe: Observe): T {
-  const wrapped = new Map<PropertyKey, unknown>();
-  for (const name of methods) {
-    const fn = target[name];
-    if (typeof fn !== 'function') continue;
-    wrapped.set(name, async (...args: unknown[]) => {
-      const start = process.hrtime.bigint();
-      let ok = false;
-      try {
-        const result = await (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        ok = true;
-        return result;
-      } finally {
-        observe(name, Number(process.hrtime.bigint() - start) / 1e9, ok);
-      }
-    });
-  }
-  return new Proxy(target, { get: (t, p, r) => (wrapped.has(p) ? wrapped.get(p) : Reflect.get(t, p, r)) });
 }
