@@ -16,7 +16,7 @@ import { reducers } from '../src/model/reducers.ts';
 import { userEvent, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
 import { createEmbeddedStore, LOG_FILE } from '../src/store/embedded.ts';
 import { ConcurrencyError, ConstraintError, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
-import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
+import { bulkLoadUsers } from '../tools/sqlite-bulk.ts';
 import { DB_FILE, openDatabase } from '../src/store/sqlite-schema.ts';
 import { countQuery, searchQuery } from '../src/store/sqlite-search.ts';
 import type { UserFilter } from '../src/store/read-models.ts';
