@@ -1,6 +1,9 @@
 // Sizes a reader can take in at once: no file in src/ over 400 lines, no function over 120.
 //   node scripts/check-sizes.mjs            lists what is over, exits 1 if anything is
 //   node scripts/check-sizes.mjs --top 15   also the longest functions, over or not
+// What was over when the check went into CI is listed in scripts/sizes-known.txt, one
+// "<file>" or "<file> <function>" a line: those are reported as still to split and do not
+// fail the check; anything else over does (.ci/run runs it).
 // A function is any function declaration, expression, arrow function, method or accessor; its
 // length runs from its first line to its last, nested functions included (a closure that builds
 // an adapter counts whole: that is what has to be read at once).
@@ -41,12 +44,29 @@ function nameOf(node) {
   return '(anonymous)';
 }
 
+/** The known oversizes: "<file>" for a file, "<file> <function>" for a function (no line numbers: they move). */
+const known = new Set(
+  readFileSync(new URL('sizes-known.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter(Boolean),
+);
+const knownSeen = new Set();
+
 const over = [];
+const stillKnown = [];
+/** Counts one oversize: a known one is only reported, a new one fails the check. */
+const tooLong = (key, message) => {
+  if (known.has(key)) {
+    knownSeen.add(key);
+    stillKnown.push(message);
+  } else over.push(message);
+};
 const functions = [];
 for (const file of files('src')) {
   const text = readFileSync(file, 'utf8');
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-  if (lines > MAX_FILE_LINES) over.push(`${file}: ${lines} lines (at most ${MAX_FILE_LINES})`);
+  if (lines > MAX_FILE_LINES) tooLong(file, `${file}: ${lines} lines (at most ${MAX_FILE_LINES})`);
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (node) => {
     if (isFunction(node) && node.body) {
@@ -54,7 +74,8 @@ for (const file of files('src')) {
       const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
       const length = end - start + 1;
       functions.push({ where: `${file}:${start + 1}`, name: nameOf(node), length });
-      if (length > MAX_FUNCTION_LINES) over.push(`${file}:${start + 1}: ${nameOf(node)}, ${length} lines (at most ${MAX_FUNCTION_LINES})`);
+      if (length > MAX_FUNCTION_LINES)
+        tooLong(`${file} ${nameOf(node)}`, `${file}:${start + 1}: ${nameOf(node)}, ${length} lines (at most ${MAX_FUNCTION_LINES})`);
     }
     ts.forEachChild(node, visit);
   };
@@ -68,8 +89,16 @@ if (topIndex > 0) {
   for (const f of functions.sort((a, b) => b.length - a.length).slice(0, n))
     console.log(`  ${String(f.length).padStart(4)}  ${f.name}  ${f.where}`);
 }
+if (stillKnown.length)
+  console.log(`Known to be over, still to split (scripts/sizes-known.txt):\n${stillKnown.map((o) => `  ${o}`).join('\n')}`);
+const fixed = [...known].filter((key) => !knownSeen.has(key));
+if (fixed.length)
+  console.log(`Listed in scripts/sizes-known.txt but no longer over (take them out):\n${fixed.map((k) => `  ${k}`).join('\n')}`);
 if (over.length) {
   console.log(`Over the sizes a reader takes in at once:\n${over.map((o) => `  ${o}`).join('\n')}`);
   process.exit(1);
 }
-console.log(`sizes: every file in src/ within ${MAX_FILE_LINES} lines, every function within ${MAX_FUNCTION_LINES}`);
+console.log(
+  `sizes: every file in src/ within ${MAX_FILE_LINES} lines, every function within ${MAX_FUNCTION_LINES}` +
+    (stillKnown.length ? `, but for the ${stillKnown.length} known above` : ''),
+);
