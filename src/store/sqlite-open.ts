@@ -4,8 +4,7 @@
 import { access, chmod, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILE_MODE, makeDataDir } from '../data-dir.ts';
-import { LOG_FILE } from './embedded.ts';
-import { importLog } from './log-import.ts';
+import { importLog, LOG_FILE } from './log-import.ts';
 import type { Reducers, UserProjection } from './port.ts';
 import { startSqliteWorker, type SqliteClient } from './sqlite-client.ts';
 import { DB_FILE } from './sqlite-schema.ts';
