@@ -12,9 +12,8 @@
 //   per append so that a conflicting one fails alone. An append resolves once committed.
 // - Reducers run here, on the main thread: an append sends its event with the state
 //   reduced from its base and the user search row, written in the same transaction.
-// - As in the old log store (src/store/embedded.ts) the checks are atomic: appends not
-//   committed yet stay in `pending` / `pendingClaims`, seen by the next append's check,
-//   and catchUp waits for the one pending on its aggregate. The sequence and claims of
+// - The checks are atomic: appends not committed yet stay in `pending` / `pendingClaims`,
+//   seen by the next append's check, and catchUp waits for the one pending on its aggregate. The sequence and claims of
 //   aggregates not in memory are checked by the worker, inside the transaction.
 //
 // By concern: opening the folder and importing an old log (sqlite-open.ts), what memory holds
