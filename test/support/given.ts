@@ -577,7 +577,7 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
       know(f.aggregateType, f.aggregateId);
     }
     for (const wave of waves) {
-      await Promise.all(wave.map((e) => raw.append(e, { claims: claimsOf.get(e) })));
+      await Promise.all(wave.map((e) => raw.append(e, { claims: claimsOf.get(e) }).then(() => void written++)));
     }
   }
   await seed(seedFacts);
@@ -595,8 +595,9 @@ export async function given(seedFacts: readonly Fact[] = world, options: GivenOp
     return out;
   }
 
-  // Appends that succeeded through the store the commands get (the SQLite store's own
-  // stats.appends also counts those its commit refused: a claim its worker found taken).
+  // Appends that succeeded, through the store the commands get or seeded (a racing writer
+  // seeds during a command); the SQLite store's own stats.appends also counts those its
+  // commit refused (a claim its worker found taken).
   const appendsSoFar = () => written;
 
   async function when<R>(run: (ctx: CommandContext) => Promise<R>, as: As = {}): Promise<Outcome<R>> {
