@@ -1,6 +1,6 @@
 // Start time and memory of the compiled gateway against the size of its embedded store
 // (issue 13): `<start:prod's environment> node <its V8 flags> dist/gateway/main.js` on a data folder with no users,
-// then bulk-loaded (src/store/sqlite-bulk.ts) with 100,000 and 1,000,000 users (smoke: 10,000),
+// then bulk-loaded (tools/sqlite-bulk.ts) with 100,000 and 1,000,000 users (smoke: 10,000),
 // each folder in a temp folder removed afterwards. Per folder three starts: the first (it
 // creates the instance administrator and the default organization, as every first start
 // does; the bulk loader writes none) and two restarts. A start is timed from the spawn to the
@@ -13,7 +13,7 @@ import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
+import { bulkLoadUsers } from '../tools/sqlite-bulk.ts';
 import { freePort } from '../test/support/servers-start.ts';
 import { graphql, OPS } from './scenarios.ts';
 

@@ -1,6 +1,6 @@
 // The users search at scale (issue 13), one gateway per store setup: users bulk-loaded
-// straight into the store (src/store/sqlite-bulk.ts on the embedded store, before the gateway
-// opens the folder; src/store/mongo-bulk.ts on MongoDB), then in the same gateway
+// straight into the store (tools/sqlite-bulk.ts on the embedded store, before the gateway
+// opens the folder; tools/mongo-bulk.ts on MongoDB), then in the same gateway
 //   users-search  users(first: 50, allOrganizations: true, filter: { email: { op: PREFIX,
 //                 value: "grace." } }) { edges { node { id username } } pageInfo { ... } }
 //   me            the `me` scenario of bench/scenarios.ts, beside it on the same data,
@@ -18,8 +18,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { MongoClient } from 'mongodb';
 import { createIdGenerator } from '../src/model/ids.ts';
-import { bulkLoadUsers as mongoBulkLoad, type BulkUser } from '../src/store/mongo-bulk.ts';
-import { bulkLoadUsers as sqliteBulkLoad, bulkUser, FIRST } from '../src/store/sqlite-bulk.ts';
+import { bulkLoadUsers as mongoBulkLoad, type BulkUser } from '../tools/mongo-bulk.ts';
+import { bulkLoadUsers as sqliteBulkLoad, bulkUser, FIRST } from '../tools/sqlite-bulk.ts';
 import type { ServerChoice } from '../test/support/servers-start.ts';
 import { formatSummary, summarize } from './cpuprofile-top.ts';
 import { round } from './round-trips.ts';
@@ -46,7 +46,7 @@ export const SEARCH_PREFIX = 'grace.';
 /** Requests one at a time after each measurement (on FerretDB 10). */
 export const SEQUENTIAL = { full: 200, smoke: 20 };
 
-// As src/store/sqlite-bulk.ts names its users (its lists), so one prefix matches the same share on both stores.
+// As tools/sqlite-bulk.ts names its users (its lists), so one prefix matches the same share on both stores.
 
 /** How many of n bulk-loaded users the prefix matches (user i has the first name FIRST[i % 16]). */
 const expectedMatches = (n: number) => {
@@ -101,7 +101,7 @@ const CHECK_QUERY = `query UsersSearchCheck($prefix: String!) {
   }
 }`;
 
-/** n users as src/store/sqlite-bulk.ts makes them, for src/store/mongo-bulk.ts, spread over 10 organization ids. */
+/** n users as tools/sqlite-bulk.ts makes them, for tools/mongo-bulk.ts, spread over 10 organization ids. */
 function bulkUsers(n: number, tag: string): BulkUser[] {
   const ids = createIdGenerator({ nodeId: 1022 });
   const orgIds = Array.from({ length: 10 }, () => ids.next());

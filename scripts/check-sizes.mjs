@@ -1,6 +1,7 @@
 // Sizes a reader can take in at once: no file in src/ over 400 lines, no function over 120.
 //   node scripts/check-sizes.mjs            lists what is over, exits 1 if anything is
 //   node scripts/check-sizes.mjs --top 15   also the longest functions, over or not
+// .ci/run runs it. There is no allowlist: split what grows over, do not list it.
 // A function is any function declaration, expression, arrow function, method or accessor; its
 // length runs from its first line to its last, nested functions included (a closure that builds
 // an adapter counts whole: that is what has to be read at once).
@@ -42,11 +43,12 @@ function nameOf(node) {
 }
 
 const over = [];
+const tooLong = (message) => over.push(message);
 const functions = [];
 for (const file of files('src')) {
   const text = readFileSync(file, 'utf8');
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-  if (lines > MAX_FILE_LINES) over.push(`${file}: ${lines} lines (at most ${MAX_FILE_LINES})`);
+  if (lines > MAX_FILE_LINES) tooLong(`${file}: ${lines} lines (at most ${MAX_FILE_LINES})`);
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const visit = (node) => {
     if (isFunction(node) && node.body) {
@@ -54,7 +56,7 @@ for (const file of files('src')) {
       const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
       const length = end - start + 1;
       functions.push({ where: `${file}:${start + 1}`, name: nameOf(node), length });
-      if (length > MAX_FUNCTION_LINES) over.push(`${file}:${start + 1}: ${nameOf(node)}, ${length} lines (at most ${MAX_FUNCTION_LINES})`);
+      if (length > MAX_FUNCTION_LINES) tooLong(`${file}:${start + 1}: ${nameOf(node)}, ${length} lines (at most ${MAX_FUNCTION_LINES})`);
     }
     ts.forEachChild(node, visit);
   };

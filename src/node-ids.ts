@@ -70,6 +70,50 @@ interface Held {
   validUntil: number;
 }
 
+/** Takes a lease: `preferred` first, then (without GATEWAY_NODE_ID) any free one, in random order. */
+async function acquire(
+  store: NodeIdLeaseStore,
+  { token, ttlMs, wall, fixed, preferred }: { token: string; ttlMs: number; wall: () => number; fixed?: number; preferred?: number },
+): Promise<Held> {
+  const candidates =
+    fixed !== undefined ? [fixed] : [...(preferred !== undefined ? [preferred] : []), ...shuffled(NODE_IDS).filter((n) => n !== preferred)];
+  for (const id of candidates) {
+    const sentAt = performance.now();
+    const taken = await store.acquire(id, token, ttlMs, wall());
+    if (!taken) continue;
+    const lease: Held = { id, after: taken.after, ceiling: taken.ceiling, validUntil: sentAt + ttlMs, gen: undefined! };
+    lease.gen = createIdGenerator({ nodeId: id, after: taken.after, limit: () => lease.ceiling, now: wall });
+    return lease;
+  }
+  throw new NodeIdTakenError(
+    fixed !== undefined
+      ? `GATEWAY_NODE_ID=${fixed} is leased by another gateway: give each gateway its own, or leave it unset to lease a free one`
+      : `all ${NODE_IDS} node ids are leased by other gateways`,
+  );
+}
+
+/** A new id under `lease`; UNAVAILABLE without one, or past its fence (then `renewNow`). */
+function nextId(lease: Held | null, renewNow: () => void): string {
+  if (!lease || performance.now() >= lease.validUntil) throw new UnavailableError('no node id lease held: ids cannot be generated');
+  try {
+    return lease.gen.next();
+  } catch (err) {
+    if (!(err instanceof IdLimitError)) throw err;
+    renewNow(); // the clock ran past the fence (it jumped ahead)
+    throw new UnavailableError('node id lease fence reached: renewing', { cause: err });
+  }
+}
+
+/** Gives the lease back at a graceful stop, its fence lowered to the last timestamp used. */
+async function release(store: NodeIdLeaseStore, lease: Held, token: string, logger: Logger | undefined): Promise<void> {
+  try {
+    await store.release(lease.id, token, Math.max(lease.after, lease.gen.lastTimestamp()));
+    logger?.log('info', 'node id lease released', { nodeId: lease.id });
+  } catch {
+    // unreachable: the lease expires after its TTL
+  }
+}
+
 /**
  * Leases a node id (one attempt before it returns; a store that cannot be reached leaves the
  * gateway without ids until the background loop gets one). Throws NodeIdTakenError when
@@ -90,27 +134,6 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
   let running: Promise<void> | undefined;
   let closed = false;
   let warned = false;
-
-  /** Takes a lease: `preferred` first, then (without GATEWAY_NODE_ID) any free one, in random order. */
-  async function acquire(): Promise<Held> {
-    const candidates =
-      fixed !== undefined
-        ? [fixed]
-        : [...(preferred !== undefined ? [preferred] : []), ...shuffled(NODE_IDS).filter((n) => n !== preferred)];
-    for (const id of candidates) {
-      const sentAt = performance.now();
-      const taken = await store.acquire(id, token, ttlMs, wall());
-      if (!taken) continue;
-      const lease: Held = { id, after: taken.after, ceiling: taken.ceiling, validUntil: sentAt + ttlMs, gen: undefined! };
-      lease.gen = createIdGenerator({ nodeId: id, after: taken.after, limit: () => lease.ceiling, now: wall });
-      return lease;
-    }
-    throw new NodeIdTakenError(
-      fixed !== undefined
-        ? `GATEWAY_NODE_ID=${fixed} is leased by another gateway: give each gateway its own, or leave it unset to lease a free one`
-        : `all ${NODE_IDS} node ids are leased by other gateways`,
-    );
-  }
 
   function schedule(ms: number) {
     if (closed) return;
@@ -156,7 +179,7 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
       return schedule(renewEveryMs);
     }
     try {
-      const lease = await acquire();
+      const lease = await acquire(store, { token, ttlMs, wall, fixed, preferred });
       if (closed) {
         await store.release(lease.id, token, lease.after).catch(() => {});
         return;
@@ -194,17 +217,7 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
       return held && performance.now() < held.validUntil ? held.id : null;
     },
     lease: store.kind,
-    next() {
-      const lease = held;
-      if (!lease || performance.now() >= lease.validUntil) throw new UnavailableError('no node id lease held: ids cannot be generated');
-      try {
-        return lease.gen.next();
-      } catch (err) {
-        if (!(err instanceof IdLimitError)) throw err;
-        schedule(0); // the clock ran past the fence (it jumped ahead): renew now
-        throw new UnavailableError('node id lease fence reached: renewing', { cause: err });
-      }
-    },
+    next: () => nextId(held, () => schedule(0)),
     async close() {
       if (closed) return;
       closed = true;
@@ -212,14 +225,7 @@ export async function leaseNodeId(options: LeaseOptions): Promise<NodeIds> {
       await running?.catch(() => {});
       const lease = held;
       held = null;
-      if (lease) {
-        try {
-          await store.release(lease.id, token, Math.max(lease.after, lease.gen.lastTimestamp()));
-          logger?.log('info', 'node id lease released', { nodeId: lease.id });
-        } catch {
-          // unreachable: the lease expires after its TTL
-        }
-      }
+      if (lease) await release(store, lease, token, logger);
       await store.close().catch(() => {});
     },
   };

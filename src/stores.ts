@@ -6,7 +6,8 @@ import type { CodeStore } from './codes/port.ts';
 import { createRedisCodeStore } from './codes/redis.ts';
 import { describeRedis } from './redis.ts';
 import { redisUnreachable } from './start-errors.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './notify/rate-limit.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter } from './notify/rate-limit.ts';
+import type { RateLimiter } from './notify/port.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { reducers } from './model/reducers.ts';
@@ -14,7 +15,7 @@ import { userSearchFields } from './model/users.ts';
 import { restrictDataDir } from './data-dir.ts';
 import { createSqliteStore } from './store/sqlite.ts';
 import type { EventStore } from './store/port.ts';
-import { timed, type Observe } from './http/metrics.ts';
+import { timed, type Observe } from './timed.ts';
 
 export interface Stores {
   store: EventStore;
@@ -26,7 +27,7 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-/** Latency observers (src/http/metrics.ts): event store calls, and Redis calls by component. */
+/** Latency observers, handed in by the server's wiring (src/http/metrics.ts makes them): event store calls, and Redis calls by component. */
 export interface StoreInstrumentation {
   store(backend: string): Observe;
   redis(component: string): Observe;

@@ -374,9 +374,9 @@ describe('bootstrap', () => {
     expectEvents(await run(h), [event('user', 'a1', userEvents.added, adminPayload, 'o1')]);
   });
 
-  // In one process on the embedded store the losers of the instance append get
-  // ConcurrencyError while the winner's event still waits for its disk sync; their
-  // catch-up waits for that sync (src/store/embedded.ts), so they answer the
+  // In one process on the SQLite store the losers of the instance append get
+  // ConcurrencyError while the winner's event still waits for its commit; their
+  // catch-up waits for that commit (src/store/sqlite-reads.ts), so they answer the
   // winner's ids (they once threw a TypeError reading the state of null).
   it('concurrent bootstraps in one process: one set of events, every call answers the same instance', async () => {
     const h = await given([]);

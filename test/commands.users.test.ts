@@ -1,5 +1,5 @@
 // Command tests of the user aggregate (issue 12 step 1): given events → when a
-// command → then the new events or the AppError, over the embedded store.
+// command → then the new events or the AppError, over the SQLite store.
 // One table per command: input rules at their limits, business rules, and who
 // may do it (DESIGN.md sections 6 and 8).
 import { describe, expect } from 'vitest';

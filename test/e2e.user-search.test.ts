@@ -4,8 +4,8 @@
 // and the number of users differ:
 //   embedded      10,000 users in two organizations (9,300 in A, 700 in B), through the
 //                 store port, one append per user (64 at a time), as addHumanUser writes them;
-//   MongoDB-wire  1,000 users (900 in A, 100 in B) through src/store/mongo-bulk.ts: the
-//                 documents append writes, 1,000 users per insertMany (test/store.mongo-bulk.test.ts
+//   MongoDB-wire  1,000 users (900 in A, 100 in B) through tools/mongo-bulk.ts: the
+//                 documents append writes, 1,000 users per insertMany (test/tools.mongo-bulk.test.ts
 //                 holds it to append's). One append at a time is no option on FerretDB v1: its
 //                 upsert scans the users collection.
 //
@@ -41,7 +41,7 @@ import { facts, SEEDED_PASSWORD_HASH, type Fact, type HumanOptions } from './sup
 import { describeWith } from './support/servers.ts';
 import { expected, lower, modelOf, ordered, type Model } from './support/user-search-contract.ts';
 import type { User, UserAdded } from '../src/model/users.ts';
-import { bulkLoadUsers } from '../src/store/mongo-bulk.ts';
+import { bulkLoadUsers } from '../tools/mongo-bulk.ts';
 import type { Snapshot } from '../src/store/port.ts';
 import type { UserFilter, UserSortField } from '../src/store/read-models.ts';
 
@@ -129,7 +129,7 @@ const throughPort: Seeder = (gw, users) =>
 
 /**
  * Straight into the gateway's MongoDB database, with the documents the store's append
- * writes (src/store/mongo-bulk.ts; test/store.mongo-bulk.test.ts holds it to that), 1,000
+ * writes (tools/mongo-bulk.ts; test/tools.mongo-bulk.test.ts holds it to that), 1,000
  * users per insertMany. Creation times a millisecond apart for every 4 users, so that
  * dates tie as they do for appends running together.
  */

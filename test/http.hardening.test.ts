@@ -22,7 +22,7 @@ import { readResponse } from './support/net.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import { armorLimits } from '../src/graphql/armor.ts';
-import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../src/commands/user-inputs.ts';
+import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../src/limits.ts';
 
 let seq = 0;
 const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;

@@ -1,6 +1,7 @@
 // The sliding-window rate limiter behind resendEmailCode / resendPhoneCode, on memory and on real Redis.
 import { describe, expect, it } from 'vitest';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../src/notify/rate-limit.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter } from '../src/notify/rate-limit.ts';
+import type { RateLimiter } from '../src/notify/port.ts';
 import { describeWith } from './support/servers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,12 +1,11 @@
 // One contract for both EventStore adapters (DESIGN.md section 3), plus what
-// only one of them has: stale claims (MongoDB), the log file (embedded).
+// only one of them has: stale claims (MongoDB).
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createEmbeddedStore, LOG_FILE, type EmbeddedStore } from '../src/store/embedded.ts';
 import { createMongoStore } from '../src/store/mongo.ts';
 import {
   ConcurrencyError,
@@ -270,111 +269,6 @@ function contract(open: () => Promise<Harness>) {
     await expect(h.store.ping()).resolves.toBeUndefined();
   });
 }
-
-// ---------------------------------------------------------------- embedded
-
-async function openEmbedded(dataDir: string) {
-  return createEmbeddedStore({ dataDir, reducers });
-}
-
-describe('embedded event store', () => {
-  const dirs: string[] = [];
-  const newDir = async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'store-contract-'));
-    dirs.push(dir);
-    return join(dir, 'nested', 'data'); // the store creates missing folders
-  };
-  afterAll(async () => {
-    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
-  });
-
-  describe('contract', () => {
-    contract(async () => {
-      const dir = await newDir();
-      const h: Harness = {
-        store: await openEmbedded(dir),
-        async reopen() {
-          await h.store.close();
-          return openEmbedded(dir);
-        },
-        async writeEventOnly(event) {
-          await h.store.close();
-          const line = JSON.stringify({ ...event, createdAt: event.createdAt.toISOString() });
-          await appendFile(join(dir, LOG_FILE), line + '\n');
-          return openEmbedded(dir);
-        },
-      };
-      return h;
-    });
-  });
-
-  it('drops a torn last line at start and keeps working', async () => {
-    const dir = await newDir();
-    let store = await openEmbedded(dir);
-    await store.append(ev('t', 1));
-    await store.append(ev('t', 2));
-    await store.close();
-    const log = join(dir, LOG_FILE);
-    const goodSize = (await stat(log)).size;
-    await appendFile(log, '{"aggregateType":"user","aggregateId":"t","seque');
-
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    try {
-      store = await openEmbedded(dir);
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('torn last line'));
-    } finally {
-      warn.mockRestore();
-    }
-    expect((await stat(log)).size).toBe(goodSize);
-    expect((await store.load('user', 't'))?.sequence).toBe(2);
-    await store.append(ev('t', 3));
-    await store.close();
-
-    store = await openEmbedded(dir);
-    expect((await store.events('user', 't')).map((e) => e.sequence)).toEqual([1, 2, 3]);
-    expect((await readFile(log, 'utf8')).trimEnd().split('\n')).toHaveLength(3);
-    await store.close();
-  });
-
-  it('keeps Dates and bytes inside payloads across a restart, and payloads without them as they are', async () => {
-    const dir = await newDir();
-    let store = await openEmbedded(dir);
-    const when = new Date('2026-01-02T03:04:05.678Z');
-    const bytes = Buffer.from([0, 1, 2, 250]);
-    const payload = { add: 1, nested: { when, list: [bytes, 'plain', { deeper: when }] }, $date: 'not a tag: has siblings' };
-    await store.append(ev('d', 1, payload));
-    await store.close();
-    store = await openEmbedded(dir);
-    const [event] = await store.events('user', 'd');
-    const back = event!.payload as typeof payload;
-    expect(back.nested.when).toBeInstanceOf(Date);
-    expect(back.nested.when.toISOString()).toBe(when.toISOString());
-    expect(Buffer.isBuffer(back.nested.list[0])).toBe(true);
-    expect([...(back.nested.list[0] as Buffer)]).toEqual([0, 1, 2, 250]);
-    expect(back.nested.list[1]).toBe('plain');
-    expect((back.nested.list[2] as { deeper: Date }).deeper).toBeInstanceOf(Date);
-    expect(back.$date).toBe('not a tag: has siblings');
-    await store.close();
-  });
-
-  it('covers concurrent appends with one disk sync (group commit)', async () => {
-    const store: EmbeddedStore = await openEmbedded(await newDir());
-    await Promise.all(Array.from({ length: 100 }, (_, i) => store.append(ev(`c${i}`, 1))));
-    expect(store.stats.appends).toBe(100);
-    expect(store.stats.syncs).toBeGreaterThanOrEqual(1);
-    expect(store.stats.syncs).toBeLessThanOrEqual(2);
-    await store.close();
-  });
-
-  it('refuses to start on a corrupt line in the middle of the log', async () => {
-    const dir = await newDir();
-    const store = await openEmbedded(dir);
-    await store.append(ev('x', 1));
-    await store.close();
-    await appendFile(join(dir, LOG_FILE), 'not json\n');
-    await expect(openEmbedded(dir)).rejects.toThrow(/line 2 is corrupt/);
-  });
-});
 
 // ---------------------------------------------------------------- MongoDB
 

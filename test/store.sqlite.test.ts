@@ -13,16 +13,18 @@ import type { SQLInputValue } from 'node:sqlite';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { MAX_FILTER_VALUES } from '../src/commands/user-search-inputs.ts';
 import { reducers } from '../src/model/reducers.ts';
-import { userEvent, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
-import { createEmbeddedStore, LOG_FILE } from '../src/store/embedded.ts';
-import { ConcurrencyError, ConstraintError, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
-import { bulkLoadUsers } from '../src/store/sqlite-bulk.ts';
+import { userEvent, userSearchFields, type User, type UserAdded, type UserEvent } from '../src/model/users.ts';
+import { LOG_FILE } from '../src/store/log-import.ts';
+import { ConcurrencyError, ConstraintError, type NewEvent, type Reducer, type Reducers, type StoredEvent } from '../src/store/port.ts';
+import { reduceEvents } from '../src/store/reduce.ts';
+import { bulkLoadUsers } from '../tools/sqlite-bulk.ts';
 import { DB_FILE, openDatabase } from '../src/store/sqlite-schema.ts';
 import { countQuery, searchQuery } from '../src/store/sqlite-search.ts';
 import type { UserFilter } from '../src/store/read-models.ts';
 import { createSqliteStore, type SqliteStore } from '../src/store/sqlite.ts';
 import { userSearchContract } from './support/user-search-contract.ts';
 import { increment } from './support/increment.ts';
+import { writeOldLog } from './support/old-log.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dirs: string[] = [];
@@ -68,6 +70,16 @@ const human = (username: string): UserAdded => ({
   metadata: [],
   idpLinks: [],
   u2fTokens: [],
+});
+
+/** A user event of `aggregateId` in org-1, as a command appends it. */
+const userAt = (aggregateId: string, sequence: number, event: UserEvent) => ({
+  aggregateType: 'user' as const,
+  aggregateId,
+  sequence,
+  ...event,
+  creator: 'system',
+  resourceOwner: 'org-1',
 });
 
 describe('sqlite event store', () => {
@@ -152,30 +164,13 @@ describe('sqlite event store', () => {
 
   it('imports the old log at first start (events, claims, states, search rows), renames it, and says so', async () => {
     const dir = await newDir();
-    const old = await createEmbeddedStore({ dataDir: dir, reducers });
-    const ada = await old.append<User>(
-      {
-        aggregateType: 'user',
-        aggregateId: 'ada',
-        sequence: 1,
-        ...userEvent.added(human('Ada')),
-        creator: 'system',
-        resourceOwner: 'org-1',
-      },
-      { claims: ['username:ada'] },
-    );
-    const changed = await old.append<User>(
-      {
-        aggregateType: 'user',
-        aggregateId: 'ada',
-        sequence: 2,
-        ...userEvent.emailChanged('ada@new.example.com', true),
-        creator: 'ada',
-        resourceOwner: 'org-1',
-      },
-      { base: ada.snapshot },
-    );
-    await old.append(
+    // As the old log store wrote them: a user added then changed, an org with a Date and bytes in its payload.
+    const at = (ms: number) => new Date(Date.UTC(2024, 4, 6, 7, 8, 9, ms));
+    const adaEvents: StoredEvent[] = [
+      { ...userAt('ada', 1, userEvent.added(human('Ada'))), createdAt: at(1), claims: ['username:ada'] },
+      { ...userAt('ada', 2, userEvent.emailChanged('ada@new.example.com', true)), creator: 'ada', createdAt: at(2), claims: [] },
+    ];
+    const orgEvents: StoredEvent[] = [
       {
         aggregateType: 'org',
         aggregateId: 'org-1',
@@ -184,12 +179,14 @@ describe('sqlite event store', () => {
         payload: { name: 'One', domain: 'one.localhost', at: new Date('2024-05-06T07:08:09.010Z'), raw: Buffer.from([1, 2]) },
         creator: 'system',
         resourceOwner: 'org-1',
+        createdAt: at(3),
+        claims: ['orgName:one'],
       },
-      { claims: ['orgName:one'] },
-    );
-    const oldEvents = { ada: await old.events('user', 'ada'), org: await old.events('org', 'org-1') };
-    const oldOrg = await old.load('org', 'org-1');
-    await old.close();
+    ];
+    await writeOldLog(dir, [...adaEvents, ...orgEvents]);
+    const oldEvents = { ada: adaEvents, org: orgEvents };
+    const oldAda = reduceEvents<User>(reducers.user, null, adaEvents);
+    const oldOrg = reduceEvents(reducers.org, null, orgEvents);
     await appendFile(join(dir, LOG_FILE), '{"aggregateType":"user","aggre'); // torn by a crash
 
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
@@ -206,7 +203,7 @@ describe('sqlite event store', () => {
       await access(join(dir, `${LOG_FILE}.imported`));
       expect(await store.events('user', 'ada')).toEqual(oldEvents.ada);
       expect(await store.events('org', 'org-1')).toEqual(oldEvents.org);
-      expect(await store.load('user', 'ada')).toEqual(changed.snapshot);
+      expect(await store.load('user', 'ada')).toEqual(oldAda);
       expect(await store.load('org', 'org-1')).toEqual(oldOrg);
       expect(await store.lookup('username:ada')).toEqual({ aggregateType: 'user', aggregateId: 'ada' });
       expect(await store.lookup('orgName:one')).toEqual({ aggregateType: 'org', aggregateId: 'org-1' });
@@ -229,9 +226,7 @@ describe('sqlite event store', () => {
 
   it('refuses a corrupt old log, importing none of it and leaving it where it is', async () => {
     const dir = await newDir();
-    const old = await createEmbeddedStore({ dataDir: dir, reducers: counters });
-    await old.append(ev('x', 1), { claims: ['k:x'] });
-    await old.close();
+    await writeOldLog(dir, [{ ...ev('x', 1), createdAt: new Date(), claims: ['k:x'] }]);
     await appendFile(join(dir, LOG_FILE), 'not json\n');
     await expect(createSqliteStore({ dataDir: dir, reducers: counters })).rejects.toThrow(/line 2 is corrupt/);
     await access(join(dir, LOG_FILE));

@@ -1,29 +1,17 @@
-// User search (src/store/read-models.ts) on both EventStore adapters: the shared
-// contract, then what only MongoDB has: its indexes and query plans, the `search`
-// sub-document kept by catch-up and the backfill, and no extra command on a write.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// User search (src/store/read-models.ts) on the MongoDB store (the SQLite store runs the shared
+// contract in test/store.sqlite.test.ts): the contract, then what only MongoDB has: its indexes
+// and query plans, the `search` sub-document kept by catch-up and the backfill, and no extra
+// command on a write.
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reducers } from '../src/model/reducers.ts';
 import { userEvents, userSearchFields, type User } from '../src/model/users.ts';
-import { createEmbeddedStore } from '../src/store/embedded.ts';
 import { userSearchIndexes } from '../src/store/mongo-user-search.ts';
 import { createMongoStore, type MongoCommandEvent, type MongoEventStore } from '../src/store/mongo.ts';
 import type { UserSearch } from '../src/store/read-models.ts';
 import { facts } from './support/given.ts';
 import { describeWith } from './support/servers.ts';
 import { userSearchContract } from './support/user-search-contract.ts';
-
-describe('embedded store', () => {
-  userSearchContract(async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'user-search-'));
-    const store = await createEmbeddedStore({ dataDir: dir, reducers, userFields: userSearchFields });
-    const close = store.close;
-    return Object.assign(store, { close: async () => (await close(), await rm(dir, { recursive: true, force: true })) });
-  });
-});
 
 let dbs = 0;
 const dbName = () => `user_search_${process.pid}_${Date.now()}_${dbs++}`;

@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { CodeService } from '../codes/codes.ts';
 import type { PasswordHasher } from '../model/passwords.ts';
 import type { Notifier } from '../notify/port.ts';
-import type { RateLimiter } from '../notify/rate-limit.ts';
+import type { RateLimiter } from '../notify/port.ts';
 import type { EventStore } from '../store/port.ts';
 import type { OrgHints } from './org-hints.ts';
 

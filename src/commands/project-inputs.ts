@@ -4,9 +4,7 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { base64Bytes, countGiven, text } from './rules.ts';
-
-/** Longest metadataUrl accepted. */
-export const MAX_METADATA_URL_LENGTH = 2048;
+import { MAX_METADATA_URL_LENGTH } from '../limits.ts';
 
 const httpUrl = text(MAX_METADATA_URL_LENGTH, { required: true }).superRefine((s, ctx) => {
   let url: URL;

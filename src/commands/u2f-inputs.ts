@@ -3,12 +3,9 @@
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { text } from './rules.ts';
+import { PUBLIC_KEY_CREDENTIAL_MAX, PUBLIC_KEY_CREDENTIAL_MIN } from '../limits.ts';
 
 const id = text(200, { required: true });
-
-/** SPEC.md Limits: the credential, as JSON text, is 55..1048576 characters (code points). */
-export const PUBLIC_KEY_CREDENTIAL_MIN = 55;
-export const PUBLIC_KEY_CREDENTIAL_MAX = 1_048_576;
 
 const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 

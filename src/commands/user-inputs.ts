@@ -8,16 +8,10 @@ import { normalizePhone } from '../model/phone.ts';
 import { parseUrlTemplate } from '../model/url-template.ts';
 import { isBlank } from '../model/text.ts';
 import { base64Bytes, countGiven, gender, optionalText, text } from './rules.ts';
+// Sizing the edge's body cap too (src/limits.ts).
+import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES, METADATA_KEY_MAX, METADATA_VALUE_MAX_BYTES } from '../limits.ts';
 
 const id = text(200, { required: true, name: true });
-
-/**
- * At most this many metadata entries and idpLinks in one addHumanUser. SPEC.md bounds each
- * entry but not their number; a bound makes the largest legal request finite, and the
- * request body cap (src/http/body-limit.ts) is sized to it.
- */
-export const MAX_METADATA_ENTRIES = 20;
-export const MAX_IDP_LINKS = 20;
 
 const profileFields = {
   firstName: text(200, { required: true, name: true }),
@@ -109,7 +103,7 @@ export function userInputRules(config: Config) {
           .superRefine(oneVerificationChoice)
           .nullish(),
         metadata: z
-          .array(z.object({ key: text(200, { required: true }), value: base64Bytes(500_000) }))
+          .array(z.object({ key: text(METADATA_KEY_MAX, { required: true }), value: base64Bytes(METADATA_VALUE_MAX_BYTES) }))
           .max(MAX_METADATA_ENTRIES, { message: `give at most ${MAX_METADATA_ENTRIES} metadata entries` })
           .superRefine(noDuplicates((m) => m.key, 'key', 'duplicate metadata key'))
           .nullish(),

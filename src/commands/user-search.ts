@@ -3,7 +3,8 @@
 import { INSTANCE_ID } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { fold, type TextMatch, type UserConditions, type UserFilter, type UserKey, type UserSortField } from '../store/read-models.ts';
+import { fold } from '../model/text.ts';
+import type { TextMatch, UserConditions, UserFilter, UserKey, UserSortField } from '../store/read-models.ts';
 import { actingOrg, authenticate, permissionReads, requireIn, requireInstance } from './access.ts';
 import { settleReads, takeReads, type CommandContext } from './context.ts';
 import { snapshotWeight } from '../store/weight.ts';

@@ -12,9 +12,14 @@
 import type { Config } from '../config.ts';
 import { AppError, unauthenticated } from '../errors.ts';
 import type { RequestState } from './request-state.ts';
-import { MAX_IDP_LINKS, MAX_METADATA_ENTRIES } from '../commands/user-inputs.ts';
-import { MAX_METADATA_URL_LENGTH } from '../commands/project-inputs.ts';
-import { PUBLIC_KEY_CREDENTIAL_MAX } from '../commands/u2f-inputs.ts';
+import {
+  MAX_IDP_LINKS,
+  MAX_METADATA_ENTRIES,
+  MAX_METADATA_URL_LENGTH,
+  METADATA_KEY_MAX,
+  METADATA_VALUE_MAX_BYTES,
+  PUBLIC_KEY_CREDENTIAL_MAX,
+} from '../limits.ts';
 
 const UTF8_MAX = 4;
 /** A JSON string of n code points with its quotes, its field name and punctuation. */
@@ -24,7 +29,7 @@ const base64Field = (bytes: number) => Math.ceil(bytes / 3) * 4 + 64;
 const ALLOWANCE = 64 * 1024;
 
 export function largestLegalBodies(config: Config) {
-  const metadataEntry = textField(200) + base64Field(500_000) + 32;
+  const metadataEntry = textField(METADATA_KEY_MAX) + base64Field(METADATA_VALUE_MAX_BYTES) + 32;
   const idpLink = 3 * textField(200) + 32;
   return {
     // metadata and idpLinks at their counts, and 30 more 200-character fields (profile, email, username, password, …)

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { Stores } from '../stores.ts';
+import type { RateLimiter } from '../notify/port.ts';
 import { createAddressWindow } from './address-window.ts';
 import { createAdmission } from './admission.ts';
 import { createBodyBudget } from './body-budget.ts';
@@ -51,7 +51,14 @@ export interface HttpLayerOptions {
   config: Config;
   logger: Logger;
   metrics: GatewayMetrics;
-  stores: Stores;
+  /** What the edge needs of the stores: the key its request ids and idempotency records are
+   *  keyed with, the readiness pings, the request limiter (src/stores.ts opens them). */
+  stores: {
+    secretKey: string | Buffer;
+    store: { ping(): Promise<unknown> };
+    codeStore: { ping(): Promise<unknown> };
+    rateLimiter: RateLimiter;
+  };
   tokens: TokenVerifier;
   /** Readiness beyond the stores (the node-id lease, when ids are leased). */
   extraChecks?: ReadinessCheck[];

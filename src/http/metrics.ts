@@ -24,11 +24,13 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliveryMetrics } from '../notify/worker.ts';
 import type { RequestState } from './request-state.ts';
+import type { Observe } from '../timed.ts';
+
+// The observer type and the wrapper live below the edge (src/timed.ts); kept importable from here.
+export { timed, type Observe } from '../timed.ts';
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const IO_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-
-export type Observe = (operation: string, seconds: number, ok: boolean) => void;
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -57,6 +59,97 @@ export interface GatewayMetrics {
   /** Exposes the open connections and the unsent answer bytes (read at each scrape). */
   watchConnections(read: { open: () => number; unsentBytes: () => number }): void;
   metricsRefused(): void;
+}
+
+/** What the edge refuses and cuts: bodies, connections, streams, scrapes; and what it holds (read at each scrape). */
+function edgeMetrics(
+  registry: Registry,
+): Pick<GatewayMetrics, 'bodyRefused' | 'watchBodyBytes' | 'connectionRefused' | 'cut' | 'watchConnections' | 'metricsRefused'> {
+  const bodyRefused = new Counter({
+    name: 'gateway_http_body_refused_total',
+    help: "Requests refused before or while their body was read: too big without a valid token (401), over the cap (413), over the client's (429) or the process's (503) body budget.",
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  let bodyBytes = () => 0;
+  new Gauge({
+    name: 'gateway_http_body_bytes_in_flight',
+    help: 'Request-body bytes reserved by requests in flight (Content-Length, or the cap of a body of unknown length).',
+    registers: [registry],
+    collect() {
+      this.set(bodyBytes());
+    },
+  });
+
+  const connectionsRefused = new Counter({
+    name: 'gateway_http_connections_refused_total',
+    help: 'Connections closed as they came: over HTTP_MAX_CONNECTIONS with none idle to make room for them (limit), or from an address refused for its HTTP/2 resets (blocked).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const cuts = new Counter({
+    name: 'gateway_http_cut_total',
+    help: 'Connections and HTTP/2 streams the gateway cut: an answer its peer does not read (write_timeout, unsent_cap), a request that did not arrive in time (request_timeout), an idle HTTP/2 session (idle_session), an address resetting too many streams (resets), an idle connection closed to make room (evicted).',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  let connections = { open: () => 0, unsentBytes: () => 0 };
+  new Gauge({
+    name: 'gateway_http_connections_open',
+    help: 'Open client connections on the main port.',
+    registers: [registry],
+    collect() {
+      this.set(connections.open());
+    },
+  });
+  new Gauge({
+    name: 'gateway_http_unsent_bytes',
+    help: 'Answer bytes queued for peers that have not taken them yet.',
+    registers: [registry],
+    collect() {
+      this.set(connections.unsentBytes());
+    },
+  });
+  const metricsRefused = new Counter({
+    name: 'gateway_metrics_refused_total',
+    help: 'GET /metrics on the main port refused over its per-address limit (429).',
+    registers: [registry],
+  });
+
+  return {
+    bodyRefused: (reason) => bodyRefused.inc({ reason }),
+    watchBodyBytes: (read) => void (bodyBytes = read),
+    connectionRefused: (reason) => connectionsRefused.inc({ reason }),
+    cut: (reason) => cuts.inc({ reason }),
+    watchConnections: (read) => void (connections = read),
+    metricsRefused: () => metricsRefused.inc(),
+  };
+}
+
+/** The delivery counters of this process's queues and workers, summed at each scrape. */
+function deliveryMetrics(registry: Registry): Pick<GatewayMetrics, 'watchDelivery'> {
+  const deliveries: DeliveryMetrics[] = [];
+  const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(deliveries.reduce((sum, d) => sum + d[field], 0));
+      },
+    });
+  deliveryCounter('gateway_delivery_queued_total', 'Delivery jobs queued by this process.', 'queued');
+  deliveryCounter(
+    'gateway_delivery_enqueue_failed_total',
+    'Delivery jobs that could not be queued (their mutation still succeeded).',
+    'enqueueFailed',
+  );
+  deliveryCounter('gateway_delivery_sent_total', "Mails and SMS sent by this process's workers.", 'sent');
+  deliveryCounter('gateway_delivery_retried_total', 'Failed sends scheduled for another try.', 'retried');
+  deliveryCounter('gateway_delivery_dead_lettered_total', 'Jobs given up after their last try.', 'deadLettered');
+
+  return { watchDelivery: (d) => void deliveries.push(d) };
 }
 
 export function createMetrics(): GatewayMetrics {
@@ -127,77 +220,8 @@ export function createMetrics(): GatewayMetrics {
     registers: [registry],
   });
 
-  const bodyRefused = new Counter({
-    name: 'gateway_http_body_refused_total',
-    help: "Requests refused before or while their body was read: too big without a valid token (401), over the cap (413), over the client's (429) or the process's (503) body budget.",
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  });
-  let bodyBytes = () => 0;
-  new Gauge({
-    name: 'gateway_http_body_bytes_in_flight',
-    help: 'Request-body bytes reserved by requests in flight (Content-Length, or the cap of a body of unknown length).',
-    registers: [registry],
-    collect() {
-      this.set(bodyBytes());
-    },
-  });
-
-  const connectionsRefused = new Counter({
-    name: 'gateway_http_connections_refused_total',
-    help: 'Connections closed as they came: over HTTP_MAX_CONNECTIONS with none idle to make room for them (limit), or from an address refused for its HTTP/2 resets (blocked).',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  });
-  const cuts = new Counter({
-    name: 'gateway_http_cut_total',
-    help: 'Connections and HTTP/2 streams the gateway cut: an answer its peer does not read (write_timeout, unsent_cap), a request that did not arrive in time (request_timeout), an idle HTTP/2 session (idle_session), an address resetting too many streams (resets), an idle connection closed to make room (evicted).',
-    labelNames: ['reason'] as const,
-    registers: [registry],
-  });
-  let connections = { open: () => 0, unsentBytes: () => 0 };
-  new Gauge({
-    name: 'gateway_http_connections_open',
-    help: 'Open client connections on the main port.',
-    registers: [registry],
-    collect() {
-      this.set(connections.open());
-    },
-  });
-  new Gauge({
-    name: 'gateway_http_unsent_bytes',
-    help: 'Answer bytes queued for peers that have not taken them yet.',
-    registers: [registry],
-    collect() {
-      this.set(connections.unsentBytes());
-    },
-  });
-  const metricsRefused = new Counter({
-    name: 'gateway_metrics_refused_total',
-    help: 'GET /metrics on the main port refused over its per-address limit (429).',
-    registers: [registry],
-  });
-
-  const deliveries: DeliveryMetrics[] = [];
-  const deliveryCounter = (name: string, help: string, field: keyof DeliveryMetrics) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(deliveries.reduce((sum, d) => sum + d[field], 0));
-      },
-    });
-  deliveryCounter('gateway_delivery_queued_total', 'Delivery jobs queued by this process.', 'queued');
-  deliveryCounter(
-    'gateway_delivery_enqueue_failed_total',
-    'Delivery jobs that could not be queued (their mutation still succeeded).',
-    'enqueueFailed',
-  );
-  deliveryCounter('gateway_delivery_sent_total', "Mails and SMS sent by this process's workers.", 'sent');
-  deliveryCounter('gateway_delivery_retried_total', 'Failed sends scheduled for another try.', 'retried');
-  deliveryCounter('gateway_delivery_dead_lettered_total', 'Jobs given up after their last try.', 'deadLettered');
+  const edge = edgeMetrics(registry);
+  const delivery = deliveryMetrics(registry);
 
   return {
     registry,
@@ -219,36 +243,7 @@ export function createMetrics(): GatewayMetrics {
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),
-    bodyRefused: (reason) => bodyRefused.inc({ reason }),
-    watchBodyBytes: (read) => void (bodyBytes = read),
-    watchDelivery: (d) => void deliveries.push(d),
-    connectionRefused: (reason) => connectionsRefused.inc({ reason }),
-    cut: (reason) => cuts.inc({ reason }),
-    watchConnections: (read) => void (connections = read),
-    metricsRefused: () => metricsRefused.inc(),
+    ...edge,
+    ...delivery,
   };
-}
-
-/**
- * The same object, with the named async methods timed. Everything else (other
- * methods, properties) passes through untouched.
- */
-export function timed<T extends object>(target: T, methods: readonly (keyof T & string)[], observe: Observe): T {
-  const wrapped = new Map<PropertyKey, unknown>();
-  for (const name of methods) {
-    const fn = target[name];
-    if (typeof fn !== 'function') continue;
-    wrapped.set(name, async (...args: unknown[]) => {
-      const start = process.hrtime.bigint();
-      let ok = false;
-      try {
-        const result = await (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        ok = true;
-        return result;
-      } finally {
-        observe(name, Number(process.hrtime.bigint() - start) / 1e9, ok);
-      }
-    });
-  }
-  return new Proxy(target, { get: (t, p, r) => (wrapped.has(p) ? wrapped.get(p) : Reflect.get(t, p, r)) });
 }

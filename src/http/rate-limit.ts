@@ -15,7 +15,7 @@
 // a few requests, not to every one.
 import type { HttpConfig } from '../config.ts';
 import { AppError } from '../errors.ts';
-import type { RateLimiter } from '../notify/rate-limit.ts';
+import type { RateLimiter } from '../notify/port.ts';
 import type { Logger } from '../log.ts';
 import type { RequestState } from './request-state.ts';
 

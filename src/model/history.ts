@@ -3,7 +3,7 @@
 // OIDC client secrets) show that they changed, never their value; metadata shows
 // its keys only; WebAuthn challenges and public keys, verification codes and
 // SAML metadata documents are left out.
-import type { StoredEvent } from '../store/port.ts';
+import type { StoredEvent } from './events.ts';
 import { idpEvents } from './idps.ts';
 import { instanceEvents, orgEvents } from './orgs.ts';
 import { projectEvents } from './projects.ts';

@@ -1,6 +1,6 @@
 // The identity provider aggregate (OIDC): its state and how each event changes it.
 // The client secret is only ever held sealed (secret-box.ts), in events and state.
-import type { StoredEvent } from '../store/port.ts';
+import type { StoredEvent } from './events.ts';
 import type { Sealed } from './secret-box.ts';
 
 export type OIDCMappingField = 'OIDC_MAPPING_FIELD_UNSPECIFIED' | 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME' | 'OIDC_MAPPING_FIELD_EMAIL';

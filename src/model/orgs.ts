@@ -1,5 +1,5 @@
 // The organization aggregate and the instance aggregate (first administrator, default organization).
-import type { StoredEvent } from '../store/port.ts';
+import type { StoredEvent } from './events.ts';
 
 export interface Org {
   name: string;

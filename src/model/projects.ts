@@ -4,7 +4,7 @@
 // state: nothing reads it back, and a state holding every app's document would grow by a
 // megabyte an app, rewritten whole at each append and read whole by every command on the
 // project (past the read budget after some 25 apps).
-import type { StoredEvent } from '../store/port.ts';
+import type { StoredEvent } from './events.ts';
 
 export interface SAMLApp {
   id: string;

@@ -1,4 +1,4 @@
-import type { Reducer, Reducers, StoredEvent } from '../store/port.ts';
+import type { Reducer, Reducers, StoredEvent } from './events.ts';
 import { reduceIdp, type IdentityProvider, type IdpEvent } from './idps.ts';
 import { reduceInstance, reduceOrg, type Instance, type InstanceEvent, type Org, type OrgEvent } from './orgs.ts';
 import { reduceProject, type Project, type ProjectEvent } from './projects.ts';

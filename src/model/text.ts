@@ -24,3 +24,6 @@ const INVISIBLE = /^[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]*$/u;
 export function isBlank(s: string): boolean {
   return INVISIBLE.test(s);
 }
+
+/** The one case-folding every search, uniqueness key and store adapter uses (NFKC, lower case). */
+export const fold = (s: string): string => s.normalize('NFKC').toLowerCase();

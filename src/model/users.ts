@@ -1,6 +1,6 @@
 // The user aggregate: its state and how each event changes it.
-import type { StoredEvent } from '../store/port.ts';
-import { fold, type UserSearchFields } from '../store/read-models.ts';
+import type { StoredEvent } from './events.ts';
+import { fold } from './text.ts';
 
 export type Gender = 'GENDER_UNSPECIFIED' | 'GENDER_FEMALE' | 'GENDER_MALE' | 'GENDER_DIVERSE';
 export type UserStateName = 'USER_STATE_ACTIVE' | 'USER_STATE_INITIAL' | 'USER_STATE_INACTIVE' | 'USER_STATE_LOCKED';
@@ -218,7 +218,18 @@ const readyU2F = (t: U2FToken, p: U2FVerified): U2FToken => ({
   transports: p.transports ?? [],
 });
 
-/** What a user search looks at (src/store/read-models.ts): text case-folded. */
+/** A user's searchable fields (src/store/read-models.ts searches them); text fields are case-folded with `fold`. */
+export interface UserSearchFields {
+  username: string;
+  email: string;
+  displayName: string;
+  firstName: string;
+  lastName: string;
+  state: string;
+  emailVerified: boolean;
+}
+
+/** What a user search looks at: text case-folded. */
 export function userSearchFields(user: User): UserSearchFields {
   return {
     username: fold(user.username),

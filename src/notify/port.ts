@@ -34,3 +34,18 @@ export interface Notifier {
   canDeliver(channel: 'email' | 'sms'): boolean;
   close(): Promise<void>;
 }
+
+/** A sliding-window rate limiter (rate-limit.ts: Redis or memory), for the resend and request limits. */
+export interface RateDecision {
+  allowed: boolean;
+  /** Hits left in the window after this one (0 when refused). */
+  remaining: number;
+  /** When refused: ms until the oldest hit leaves the window. */
+  retryAfterMs: number;
+}
+
+export interface RateLimiter {
+  /** Counts a hit for key unless the window is full. */
+  hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}

@@ -2,20 +2,7 @@
 // Redis (shared by every gateway) when REDIS_URL is set, memory otherwise.
 import { closeRedis, failFastRedis, type RedisTarget } from '../redis.ts';
 import { UnavailableError } from '../errors.ts';
-
-export interface RateDecision {
-  allowed: boolean;
-  /** Hits left in the window after this one (0 when refused). */
-  remaining: number;
-  /** When refused: ms until the oldest hit leaves the window. */
-  retryAfterMs: number;
-}
-
-export interface RateLimiter {
-  /** Counts a hit for key unless the window is full. */
-  hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
-  close(): Promise<void>;
-}
+import type { RateLimiter } from './port.ts';
 
 export function createMemoryRateLimiter(now: () => number = Date.now): RateLimiter {
   const hits = new Map<string, number[]>();

@@ -22,7 +22,7 @@
 // The braces make "delivery" the hash tag: all three keys share a Cluster slot,
 // as the scripts need. With AOF on (appendonly yes), queued jobs survive a
 // Redis restart; appendfsync always loses none even on a crash.
-import { closeRedis, failFastRedis, isReplyError, type RedisTarget } from '../redis.ts';
+import { closeRedis, failFastRedis, isReplyError, type RedisClient, type RedisTarget } from '../redis.ts';
 import type { SealedDeliveryJob } from './port.ts';
 import { deadLetterOf, type DeadLetter, type DeliveryQueue, type QueueConsumer, type QueuedJob } from './queue.ts';
 
@@ -122,6 +122,111 @@ function parseEntry([id, fields]: StreamEntry): QueuedJob | null {
 const replyMatches = (err: unknown, pattern: RegExp) => isReplyError(err) && pattern.test(err.message);
 const isNoGroup = (err: unknown) => replyMatches(err, /NOGROUP/);
 
+/** What the queue's consumers share: the command connection, the keys, the settings. */
+interface Shared {
+  url: RedisTarget;
+  client: RedisClient & Scripts;
+  keys: { jobs: string; delayed: string; dead: string };
+  claimIdleMs: number;
+  maxBlockMs: number;
+  maxDead: number;
+  consumers: Set<QueueConsumer>;
+  withGroup<T>(op: () => Promise<T>): Promise<T>;
+  settleAndDrop(id: string): Promise<void>;
+}
+
+/** One consumer of the group: its own reader connection (a blocked XREADGROUP holds it), the rest shared. */
+function createConsumer(shared: Shared, name: string): QueueConsumer {
+  const { client, keys, consumers, withGroup, settleAndDrop } = shared;
+  // XREADGROUP … BLOCK holds its connection: each consumer has its own.
+  const reader = failFastRedis(shared.url, {
+    protocol: 2,
+    commandTimeout: shared.maxBlockMs + 3000,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+  });
+  let connecting: Promise<void> | undefined;
+  let closed = false;
+  let claimCursor = '0-0';
+
+  const connected = async () => {
+    if (reader.status === 'ready') return;
+    if (reader.status === 'wait') connecting ??= reader.connect().finally(() => (connecting = undefined));
+    if (connecting) return connecting;
+    throw new Error(`delivery queue reader is ${reader.status}`);
+  };
+
+  /** An entry another consumer left idle longer than claimIdleMs, or null. */
+  async function claim(): Promise<QueuedJob | null> {
+    // COUNT 1 looks at up to 10 pending entries per call; walk at most 100 per take.
+    for (let pages = 0; pages < 10; pages++) {
+      const [cursor, entries] = (await withGroup(() =>
+        client.call('XAUTOCLAIM', keys.jobs, GROUP, name, shared.claimIdleMs, claimCursor, 'COUNT', 1),
+      )) as [string, (StreamEntry | null)[]];
+      claimCursor = cursor;
+      for (const e of entries ?? []) {
+        if (!e) continue;
+        const entry = Array.isArray(e[1]) ? parseEntry(e) : null;
+        if (entry) return entry;
+        await settleAndDrop(e[0]); // deleted meanwhile (Redis 6.2) or unreadable: nothing to deliver
+      }
+      if (cursor === '0-0') return null;
+    }
+    return null;
+  }
+
+  const consumer: QueueConsumer = {
+    name,
+    async take(blockMs) {
+      if (closed) return null;
+      const untilDue = Number(await client.deliveryPromote(keys.delayed, keys.jobs, 100));
+      const claimed = await claim();
+      if (claimed) return claimed;
+      await connected();
+      const block = Math.max(10, Math.min(blockMs, shared.maxBlockMs, untilDue >= 0 ? untilDue : Infinity));
+      const res = (await withGroup(() =>
+        reader.call('XREADGROUP', 'GROUP', GROUP, name, 'COUNT', 1, 'BLOCK', Math.ceil(block), 'STREAMS', keys.jobs, '>'),
+      )) as [string, StreamEntry[]][] | null;
+      const e = res?.[0]?.[1]?.[0];
+      if (!e) return null;
+      const entry = parseEntry(e);
+      if (!entry) await settleAndDrop(e[0]);
+      return entry;
+    },
+    async ack(entry) {
+      await settleAndDrop(entry.entryId);
+    },
+    async retry(entry, delayMs, error) {
+      const payload: Payload = {
+        job: entry.job,
+        jobId: entry.jobId,
+        attempts: entry.attempts + 1,
+        enqueuedAt: entry.enqueuedAt,
+        lastError: error,
+      };
+      await client.deliveryRetry(keys.jobs, keys.delayed, GROUP, entry.entryId, Math.max(0, Math.round(delayMs)), JSON.stringify(payload));
+    },
+    async deadLetter(entry, error) {
+      await client.deliveryDead(keys.jobs, keys.dead, GROUP, entry.entryId, JSON.stringify(deadLetterOf(entry, error)), shared.maxDead);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      consumers.delete(consumer);
+      reader.disconnect(); // ends a blocked XREADGROUP
+      // A consumer that holds nothing is forgotten by the group; one that
+      // holds entries stays until another consumer has claimed them.
+      try {
+        await client.deliveryForget(keys.jobs, GROUP, name);
+      } catch {
+        // Redis away: the entry stays, harmless
+      }
+    },
+  };
+  consumers.add(consumer);
+  return consumer;
+}
+
 export async function createRedisQueue(options: RedisQueueOptions): Promise<DeliveryQueue> {
   const prefix = options.keyPrefix ?? '';
   const keys = { jobs: `${prefix}{delivery}:jobs`, delayed: `${prefix}{delivery}:delayed`, dead: `${prefix}{delivery}:dead` };
@@ -173,6 +278,17 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
   async function settleAndDrop(id: string) {
     await client.multi().xack(keys.jobs, GROUP, id).xdel(keys.jobs, id).exec();
   }
+  const shared: Shared = {
+    url: options.url,
+    client,
+    keys,
+    claimIdleMs: options.claimIdleMs,
+    maxBlockMs,
+    maxDead,
+    consumers,
+    withGroup,
+    settleAndDrop,
+  };
 
   return {
     kind: 'redis',
@@ -182,102 +298,7 @@ export async function createRedisQueue(options: RedisQueueOptions): Promise<Deli
       return (await producer.xadd(keys.jobs, '*', 'payload', JSON.stringify(payload)))!;
     },
 
-    consumer(name) {
-      // XREADGROUP … BLOCK holds its connection: each consumer has its own.
-      const reader = failFastRedis(options.url, {
-        protocol: 2,
-        commandTimeout: maxBlockMs + 3000,
-        maxRetriesPerRequest: 0,
-        autoResendUnfulfilledCommands: false,
-      });
-      let connecting: Promise<void> | undefined;
-      let closed = false;
-      let claimCursor = '0-0';
-
-      const connected = async () => {
-        if (reader.status === 'ready') return;
-        if (reader.status === 'wait') connecting ??= reader.connect().finally(() => (connecting = undefined));
-        if (connecting) return connecting;
-        throw new Error(`delivery queue reader is ${reader.status}`);
-      };
-
-      /** An entry another consumer left idle longer than claimIdleMs, or null. */
-      async function claim(): Promise<QueuedJob | null> {
-        // COUNT 1 looks at up to 10 pending entries per call; walk at most 100 per take.
-        for (let pages = 0; pages < 10; pages++) {
-          const [cursor, entries] = (await withGroup(() =>
-            client.call('XAUTOCLAIM', keys.jobs, GROUP, name, options.claimIdleMs, claimCursor, 'COUNT', 1),
-          )) as [string, (StreamEntry | null)[]];
-          claimCursor = cursor;
-          for (const e of entries ?? []) {
-            if (!e) continue;
-            const entry = Array.isArray(e[1]) ? parseEntry(e) : null;
-            if (entry) return entry;
-            await settleAndDrop(e[0]); // deleted meanwhile (Redis 6.2) or unreadable: nothing to deliver
-          }
-          if (cursor === '0-0') return null;
-        }
-        return null;
-      }
-
-      const consumer: QueueConsumer = {
-        name,
-        async take(blockMs) {
-          if (closed) return null;
-          const untilDue = Number(await client.deliveryPromote(keys.delayed, keys.jobs, 100));
-          const claimed = await claim();
-          if (claimed) return claimed;
-          await connected();
-          const block = Math.max(10, Math.min(blockMs, maxBlockMs, untilDue >= 0 ? untilDue : Infinity));
-          const res = (await withGroup(() =>
-            reader.call('XREADGROUP', 'GROUP', GROUP, name, 'COUNT', 1, 'BLOCK', Math.ceil(block), 'STREAMS', keys.jobs, '>'),
-          )) as [string, StreamEntry[]][] | null;
-          const e = res?.[0]?.[1]?.[0];
-          if (!e) return null;
-          const entry = parseEntry(e);
-          if (!entry) await settleAndDrop(e[0]);
-          return entry;
-        },
-        async ack(entry) {
-          await settleAndDrop(entry.entryId);
-        },
-        async retry(entry, delayMs, error) {
-          const payload: Payload = {
-            job: entry.job,
-            jobId: entry.jobId,
-            attempts: entry.attempts + 1,
-            enqueuedAt: entry.enqueuedAt,
-            lastError: error,
-          };
-          await client.deliveryRetry(
-            keys.jobs,
-            keys.delayed,
-            GROUP,
-            entry.entryId,
-            Math.max(0, Math.round(delayMs)),
-            JSON.stringify(payload),
-          );
-        },
-        async deadLetter(entry, error) {
-          await client.deliveryDead(keys.jobs, keys.dead, GROUP, entry.entryId, JSON.stringify(deadLetterOf(entry, error)), maxDead);
-        },
-        async close() {
-          if (closed) return;
-          closed = true;
-          consumers.delete(consumer);
-          reader.disconnect(); // ends a blocked XREADGROUP
-          // A consumer that holds nothing is forgotten by the group; one that
-          // holds entries stays until another consumer has claimed them.
-          try {
-            await client.deliveryForget(keys.jobs, GROUP, name);
-          } catch {
-            // Redis away: the entry stays, harmless
-          }
-        },
-      };
-      consumers.add(consumer);
-      return consumer;
-    },
+    consumer: (name) => createConsumer(shared, name),
 
     async deadLetters(limit = 100) {
       const entries = (await client.xrevrange(keys.dead, '+', '-', 'COUNT', limit)) as StreamEntry[];

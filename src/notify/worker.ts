@@ -95,15 +95,9 @@ function redact(text: string, secrets: string[]): string {
   return out.length > 500 ? `${out.slice(0, 500)}…` : out;
 }
 
-export function startWorker(options: WorkerOptions): DeliveryWorker {
-  const { queue, seal, senders, logger, metrics, maxTries, backoffMs, maxBackoffMs, codeTtlMs } = options;
-  const name = options.name ?? workerName();
-  const pollMs = options.pollMs ?? 1000;
-  const secrets = (options.secrets ?? []).filter((s): s is string => !!s);
-  const consumer = queue.consumer(name);
-  let running = true;
+/** A sleep that wake() ends early (a stop does not wait out the backoff). */
+function wakeableSleep(): { sleep: (ms: number) => Promise<void>; wake: () => void } {
   let wakeSleep: (() => void) | undefined;
-
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
@@ -114,6 +108,17 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
       }
       wakeSleep = done;
     });
+  return { sleep, wake: () => wakeSleep?.() };
+}
+
+export function startWorker(options: WorkerOptions): DeliveryWorker {
+  const { queue, seal, senders, logger, metrics, maxTries, backoffMs, maxBackoffMs, codeTtlMs } = options;
+  const name = options.name ?? workerName();
+  const pollMs = options.pollMs ?? 1000;
+  const secrets = (options.secrets ?? []).filter((s): s is string => !!s);
+  const consumer = queue.consumer(name);
+  let running = true;
+  const { sleep, wake } = wakeableSleep();
 
   async function handle(entry: QueuedJob) {
     const { job: sealed } = entry;
@@ -211,7 +216,7 @@ export function startWorker(options: WorkerOptions): DeliveryWorker {
     async stop() {
       if (!running) return done;
       running = false;
-      wakeSleep?.();
+      wake();
       await consumer.close();
       await done;
       logger.log('info', 'delivery worker stopped', { worker: name });

@@ -1,16 +1,40 @@
-// The old JSON-lines event log (src/store/embedded.ts) into a new SQLite store, in one
-// transaction: every event with its claims, then the reduced states and user search
+// The old JSON-lines event log into a new SQLite store, in one transaction: every event with its claims, then the reduced states and user search
 // rows. The log is read as a stream and checked as the old store checked it at start
 // (a torn last line dropped, a corrupt one refused); only the snapshots stay in memory
 // meanwhile, as they did in the old store.
 import { createReadStream } from 'node:fs';
-import { decode } from './embedded.ts';
-import type { AggregateType, Reducers, Snapshot, UserProjection } from './port.ts';
+import { mapDeep, untag } from './json-tags.ts';
+import type { AggregateType, Reducers, Snapshot, StoredEvent, UserProjection } from './port.ts';
 import { reduceEvents } from './reduce.ts';
 import { eventRow, searchRow, stateRow, type EventRow } from './sqlite-rows.ts';
 import type { Request } from './sqlite-worker.ts';
 
 const CHUNK = 5000;
+
+/**
+ * The log of the retired log store (the quick start's store before SQLite), in an old data
+ * folder: one JSON line per event, its claims inside it, Dates and binaries inside payloads
+ * tagged ({ $date: ISO string }, { $binary: base64 }).
+ */
+export const LOG_FILE = 'events.log';
+
+const aggregateTypes = new Set<string>(['instance', 'org', 'user', 'idp', 'project']);
+
+/** One line of the log; throws on anything that is not an event. */
+export function decode(line: string): StoredEvent {
+  const raw = JSON.parse(line) as Omit<StoredEvent, 'createdAt'> & { createdAt: string };
+  raw.payload = mapDeep(raw.payload, untag) as StoredEvent['payload'];
+  const createdAt = new Date(raw.createdAt);
+  if (
+    !aggregateTypes.has(raw.aggregateType) ||
+    typeof raw.aggregateId !== 'string' ||
+    !Number.isInteger(raw.sequence) ||
+    Number.isNaN(createdAt.getTime())
+  ) {
+    throw new Error('not an event');
+  }
+  return { ...raw, createdAt, claims: raw.claims ?? [] };
+}
 
 export interface LogImport {
   path: string;

@@ -77,6 +77,78 @@ interface Newest {
   createdAt: Date;
 }
 
+/** Counts a failure and logs it, at most once per 10 s (with how many were not logged since). */
+function failureReport(stats: RepairStats, isClosed: () => boolean): (e: unknown, what?: string) => void {
+  let lastRepairLog = 0;
+  let unlogged = 0;
+  return (e, what = 'pass') => {
+    stats.errors++;
+    if (isClosed()) return;
+    const now = Date.now();
+    if (now - lastRepairLog < 10_000) {
+      unlogged++;
+      return;
+    }
+    const more = unlogged > 0 ? ` (${unlogged} more failures since the last report)` : '';
+    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
+    console.warn(`mongo store: state repair ${what} failed${more}; retried:`, e instanceof Error ? `${e.message}${cause}` : e);
+    [lastRepairLog, unlogged] = [now, 0];
+  };
+}
+
+/** The newest event of each aggregate in a batch (documents of unknown types or shapes left out). */
+function newestPerAggregate(batch: Pick<EventDoc, 'aggregateType' | 'aggregateId' | 'sequence' | 'createdAt'>[]): Map<string, Newest> {
+  const newest = new Map<string, Newest>();
+  for (const { aggregateType: type, aggregateId: id, sequence, createdAt } of batch) {
+    if (!Object.hasOwn(stateCollections, type) || typeof id !== 'string' || typeof sequence !== 'number') continue;
+    const key = `${type}\u0000${id}`;
+    if ((newest.get(key)?.sequence ?? 0) < sequence) newest.set(key, { type, id, sequence, createdAt });
+  }
+  return newest;
+}
+
+// The next pass starts `interval` after the last one ended, or 4 times that pass's
+// duration if longer: on a server that scans the whole events collection for it
+// (FerretDB v1 pushes no filter down) the loop takes at most a fifth of the time.
+// interval 0: no pass ever.
+function repeatPasses(
+  pass: () => Promise<void>,
+  interval: number,
+  isClosed: () => boolean,
+  onError: (e: unknown) => void,
+): Pick<RepairLoop, 'start' | 'stop'> {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  function schedule(delay: number): void {
+    if (isClosed() || interval <= 0) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      const started = Date.now();
+      let failed = false;
+      running = pass()
+        .catch((e: unknown) => {
+          failed = true;
+          onError(e);
+        })
+        .finally(() => {
+          running = undefined;
+          // A long pass spaces the next (repair stays a fifth of the time at most), but never by
+          // more than 10 intervals, and a failed one not at all: a pass that hung 40 s on a
+          // stalled server would otherwise leave states behind for minutes after it recovered.
+          schedule(failed ? interval : Math.min(10 * interval, Math.max(interval, 4 * (Date.now() - started))));
+        });
+    }, delay);
+    timer.unref();
+  }
+  return {
+    start: (delayMs = 0) => schedule(delayMs),
+    async stop() {
+      clearTimeout(timer);
+      await running; // never rejects
+    },
+  };
+}
+
 /** `options` false: a loop that never runs (tools, tests), its stats all 0. */
 export function createRepairLoop(options: RepairOptions | false | undefined, deps: RepairDeps): RepairLoop {
   const loop = options === false ? undefined : (options ?? {});
@@ -95,21 +167,7 @@ export function createRepairLoop(options: RepairOptions | false | undefined, dep
   let seenNow = new Map<string, number>();
   let seenBefore = new Map<string, number>();
 
-  let lastRepairLog = 0;
-  let unlogged = 0;
-  function repairFailed(e: unknown, what = 'pass'): void {
-    stats.errors++;
-    if (deps.isClosed()) return;
-    const now = Date.now();
-    if (now - lastRepairLog < 10_000) {
-      unlogged++;
-      return;
-    }
-    const more = unlogged > 0 ? ` (${unlogged} more failures since the last report)` : '';
-    const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
-    console.warn(`mongo store: state repair ${what} failed${more}; retried:`, e instanceof Error ? `${e.message}${cause}` : e);
-    [lastRepairLog, unlogged] = [now, 0];
-  }
+  const repairFailed = failureReport(stats, deps.isClosed);
 
   /**
    * Catches one state document up from its events. A document that caught up
@@ -159,12 +217,7 @@ export function createRepairLoop(options: RepairOptions | false | undefined, dep
       .toArray();
     stats.eventsRead += batch.length;
 
-    const newest = new Map<string, Newest>();
-    for (const { aggregateType: type, aggregateId: id, sequence, createdAt } of batch) {
-      if (!Object.hasOwn(stateCollections, type) || typeof id !== 'string' || typeof sequence !== 'number') continue;
-      const key = `${type}\u0000${id}`;
-      if ((newest.get(key)?.sequence ?? 0) < sequence) newest.set(key, { type, id, sequence, createdAt });
-    }
+    const newest = newestPerAggregate(batch);
     const keepFrom = to.getTime() - overlap; // what the next sweep reads again
     const seen = (key: string, n: Newest) => {
       if (n.createdAt.getTime() >= keepFrom) seenNow.set(key, Math.max(seenNow.get(key) ?? 0, n.sequence));
@@ -197,40 +250,6 @@ export function createRepairLoop(options: RepairOptions | false | undefined, dep
     stats.passes++;
   }
 
-  // The next pass starts `interval` after the last one ended, or 4 times that pass's
-  // duration if longer: on a server that scans the whole events collection for it
-  // (FerretDB v1 pushes no filter down) the loop takes at most a fifth of the time.
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  function schedule(delay: number): void {
-    if (deps.isClosed() || !loop || interval <= 0) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      const started = Date.now();
-      let failed = false;
-      running = deps
-        .runInBackground(repairPass)
-        .catch((e: unknown) => {
-          failed = true;
-          repairFailed(e);
-        })
-        .finally(() => {
-          running = undefined;
-          // A long pass spaces the next (repair stays a fifth of the time at most), but never by
-          // more than 10 intervals, and a failed one not at all: a pass that hung 40 s on a
-          // stalled server would otherwise leave states behind for minutes after it recovered.
-          schedule(failed ? interval : Math.min(10 * interval, Math.max(interval, 4 * (Date.now() - started))));
-        });
-    }, delay);
-    timer.unref();
-  }
-
-  return {
-    stats,
-    start: (delayMs = 0) => schedule(delayMs),
-    async stop() {
-      clearTimeout(timer);
-      await running; // never rejects
-    },
-  };
+  const passes = repeatPasses(() => deps.runInBackground(repairPass), loop ? interval : 0, deps.isClosed, repairFailed);
+  return { stats, ...passes };
 }

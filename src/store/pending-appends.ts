@@ -1,7 +1,7 @@
-// Appends an embedded store has accepted and not committed yet (src/store/sqlite.ts and the
-// log store, src/store/embedded.ts): what an append's check sees besides committed state (the
-// aggregate's accepted tip, the claims in flight), and the queue a group commit takes its
-// batch from. All synchronous, so a store's check-and-reserve stays atomic.
+// Appends the SQLite store has accepted and not committed yet (src/store/sqlite.ts): what an
+// append's check sees besides committed state (the aggregate's accepted tip, the claims in
+// flight), and the queue a group commit takes its batch from. All synchronous, so the store's
+// check-and-reserve stays atomic.
 import type { Snapshot, StoredEvent } from './port.ts';
 
 export interface Pending<W> {

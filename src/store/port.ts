@@ -33,29 +33,11 @@
 //     Its append check also sees appends waiting for their disk sync; catchUp waits
 //     for such an append, so a loser of a race sees the winner after its error.
 
+import type { AggregateType, NewEvent, Reducer, Reducers, StoredEvent } from '../model/events.ts';
 import type { UserFilter, UserSearch, UserSearchFields } from './read-models.ts';
 
-export type AggregateType = 'instance' | 'org' | 'user' | 'idp' | 'project';
-
-export interface NewEvent {
-  aggregateType: AggregateType;
-  aggregateId: string;
-  /** The aggregate's new sequence: the loaded sequence + 1 (1 for a new aggregate). */
-  sequence: number;
-  type: string;
-  /** Never a secret in clear. */
-  payload: Record<string, unknown>;
-  /** The caller's user id ('system' for bootstrap). */
-  creator: string;
-  /** The owning organization (or the instance id). */
-  resourceOwner: string;
-}
-
-export interface StoredEvent extends NewEvent {
-  createdAt: Date;
-  /** Uniqueness keys claimed together with this event. */
-  claims: string[];
-}
+// The events are the model's (src/model/events.ts); the store keeps them as they are.
+export type { AggregateType, NewEvent, Reducer, Reducers, StoredEvent };
 
 /** A reduced aggregate with the metadata that `details` is built from. */
 export interface Snapshot<S> {
@@ -66,9 +48,6 @@ export interface Snapshot<S> {
   creationDate: Date;
   changeDate: Date;
 }
-
-export type Reducer<S = unknown> = (state: S | undefined, event: StoredEvent) => S;
-export type Reducers = Record<AggregateType, Reducer<any>>;
 
 /** What a user search looks at in a user's state (src/model/users.ts userSearchFields). */
 export type UserProjection = (state: any) => UserSearchFields;

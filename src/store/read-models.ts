@@ -6,19 +6,10 @@
 // those fields beside the state document, written with it, so a reader never sees a
 // user half-written.
 
-/** A user's searchable fields; text fields are case-folded with `fold`. */
-export interface UserSearchFields {
-  username: string;
-  email: string;
-  displayName: string;
-  firstName: string;
-  lastName: string;
-  state: string;
-  emailVerified: boolean;
-}
+import type { UserSearchFields } from '../model/users.ts';
 
-/** The one case-folding every adapter and every caller uses. */
-export const fold = (s: string): string => s.normalize('NFKC').toLowerCase();
+// A user's searchable fields are the model's (src/model/users.ts), text case-folded with its `fold`.
+export type { UserSearchFields };
 
 /**
  * Case-insensitive text matching; `value` is already folded. Literal, code point by code

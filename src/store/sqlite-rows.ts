@@ -2,7 +2,7 @@
 // conversion from and to events and snapshots (on the main thread: the worker only
 // moves strings and numbers). JSON keeps Dates and bytes tagged as the old log did.
 import type { AggregateType, Snapshot, StoredEvent, UserProjection } from './port.ts';
-import { mapDeep, tag, untag } from './embedded.ts';
+import { mapDeep, tag, untag } from './json-tags.ts';
 
 export interface EventRow {
   type: string;

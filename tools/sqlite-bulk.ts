@@ -4,19 +4,19 @@
 // reducers) and user search rows, in large transactions. The gateway must not be
 // running on the folder (the database is locked while open).
 //
-//   node --import tsx src/store/sqlite-bulk.ts <dataDir> <users> [orgs]
+//   node --import tsx tools/sqlite-bulk.ts <dataDir> <users> [orgs]
 import { join } from 'node:path';
 import { setImmediate } from 'node:timers/promises';
-import { orgDomain } from '../commands/orgs.ts';
-import { FILE_MODE, makeDataDir } from '../data-dir.ts';
-import { createIdGenerator } from '../model/ids.ts';
-import { orgEvent } from '../model/orgs.ts';
-import { reducers } from '../model/reducers.ts';
-import { userEvent, userSearchFields, type UserAdded } from '../model/users.ts';
-import type { AggregateType, StoredEvent } from './port.ts';
-import { reduceEvents } from './reduce.ts';
-import { eventRow, searchRow, stateRow } from './sqlite-rows.ts';
-import { DB_FILE, openDatabase, prepareWrites, writeAppend, type Writes } from './sqlite-schema.ts';
+import { orgDomain } from '../src/commands/orgs.ts';
+import { FILE_MODE, makeDataDir } from '../src/data-dir.ts';
+import { createIdGenerator } from '../src/model/ids.ts';
+import { orgEvent } from '../src/model/orgs.ts';
+import { reducers } from '../src/model/reducers.ts';
+import { userEvent, userSearchFields, type UserAdded } from '../src/model/users.ts';
+import type { AggregateType, StoredEvent } from '../src/store/port.ts';
+import { reduceEvents } from '../src/store/reduce.ts';
+import { eventRow, searchRow, stateRow } from '../src/store/sqlite-rows.ts';
+import { DB_FILE, openDatabase, prepareWrites, writeAppend, type Writes } from '../src/store/sqlite-schema.ts';
 import { chmod, open } from 'node:fs/promises';
 
 export interface BulkLoad {
@@ -175,7 +175,7 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
 if (import.meta.main) {
   const [dataDir, users, orgs] = process.argv.slice(2);
   if (!dataDir || !Number.isInteger(Number(users))) {
-    process.stderr.write('usage: node --import tsx src/store/sqlite-bulk.ts <dataDir> <users> [orgs]\n');
+    process.stderr.write('usage: node --import tsx tools/sqlite-bulk.ts <dataDir> <users> [orgs]\n');
     process.exit(2);
   }
   const started = Date.now();

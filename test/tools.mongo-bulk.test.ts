@@ -1,4 +1,4 @@
-// src/store/mongo-bulk.ts: a user written by the bulk loader is what the store's append
+// tools/mongo-bulk.ts: a user written by the bulk loader is what the store's append
 // writes for its user.added event. The same user is appended through the store into one
 // database and bulk loaded into another; the documents, and everything the store answers
 // about them, must be the same apart from the times and generated ids.
@@ -7,7 +7,7 @@ import { MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { reducers } from '../src/model/reducers.ts';
 import { userEvent, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
-import { bulkLoadUsers, type BulkUser } from '../src/store/mongo-bulk.ts';
+import { bulkLoadUsers, type BulkUser } from '../tools/mongo-bulk.ts';
 import { humanUserClaims } from '../src/model/users.ts';
 import { createMongoStore, type MongoEventStore } from '../src/store/mongo.ts';
 import { ConcurrencyError, ConstraintError } from '../src/store/port.ts';
@@ -189,7 +189,7 @@ describeWith('mongo', 'MongoDB bulk loader', (url) => {
     const progress: number[] = [];
     const started = performance.now();
     const { snapshots } = await bulkLoadUsers({ db, users, batch: 500, onProgress: (n) => progress.push(n) });
-    console.log(`[store.mongo-bulk] 1,250 users in ${Math.round(performance.now() - started)} ms`);
+    console.log(`[tools.mongo-bulk] 1,250 users in ${Math.round(performance.now() - started)} ms`);
     expect(progress).toEqual([500, 1000, 1250]);
     expect(snapshots.map((s) => s.id)).toEqual(users.map((u) => u.id));
     expect(await db.collection('users').countDocuments()).toBe(1_250);

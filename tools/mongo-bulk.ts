@@ -27,12 +27,12 @@
 // shard key (an event's undo: aggregateType and aggregateId with its _id).
 import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoClient, ObjectId, type Collection, type Db, type Document } from 'mongodb';
-import { reducers } from '../model/reducers.ts';
-import { humanUserClaims, userEvents, userSearchFields, type User, type UserAdded } from '../model/users.ts';
-import { eventSequenceIndex, mongoConcerns, stateCollections } from './mongo-shard-keys.ts';
-import { SEARCH_FIELD } from './mongo-user-search.ts';
-import { ConcurrencyError, ConstraintError, type Snapshot, type StoredEvent } from './port.ts';
-import { reduceEvents } from './reduce.ts';
+import { reducers } from '../src/model/reducers.ts';
+import { humanUserClaims, userEvents, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
+import { eventSequenceIndex, mongoConcerns, stateCollections } from '../src/store/mongo-shard-keys.ts';
+import { SEARCH_FIELD } from '../src/store/mongo-user-search.ts';
+import { ConcurrencyError, ConstraintError, type Snapshot, type StoredEvent } from '../src/store/port.ts';
+import { reduceEvents } from '../src/store/reduce.ts';
 
 /** One user to write, as addHumanUser would add it. */
 export interface BulkUser {
