@@ -79,7 +79,7 @@ export interface Config {
   webauthn: { rpId: string; rpName: string; origins: string[]; challengeTtlSeconds: number };
   /** Verification mail over SMTP; without a host, mails are only logged (masked, never with the code). */
   smtp: { host?: string; port: number; secure: boolean; user?: string; password?: string; from: string };
-  /** SMS through an HTTP webhook (JSON POST {to, text}); without a URL no SMS is sent (SPEC.md rule 3). */
+  /** SMS through an HTTP webhook (JSON POST {to, text}); without a URL no SMS is sent (phone changes succeed without an SMS provider). */
   sms: { webhookUrl?: string; webhookToken?: string };
   /** The delivery queue and its worker (src/notify). */
   delivery: {

@@ -36,7 +36,7 @@ type ResendInputs = ReturnType<typeof resendInputRules>;
 type Mutation<S extends z.ZodType, R> = (ctx: CommandContext, input: z.input<S>) => Promise<R>;
 
 export interface Operations {
-  // The nine operations of SPEC.md and the supporting mutations.
+  // The nine operations and the supporting mutations.
   updateMyProfile: Mutation<UserInputRules['updateMyProfile'], Details>;
   updateHumanProfile: Mutation<UserInputRules['updateHumanProfile'], Details>;
   addHumanUser: Mutation<UserInputRules['addHumanUser'], AddHumanUserResult>;

@@ -1,4 +1,4 @@
-// Verification-code service (DESIGN.md section 4): issues CSPRNG codes and
+// Verification-code service (docs/architecture.md, Persistence): issues CSPRNG codes and
 // keeps only their HMAC in the CodeStore.
 import { createHmac, randomBytes, randomInt } from 'node:crypto';
 import type { CodeChannel, CodeStore } from './port.ts';

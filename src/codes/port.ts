@@ -1,4 +1,4 @@
-// The verification-code store port (DESIGN.md section 4). It holds only the
+// The verification-code store port (docs/architecture.md, Persistence). It holds only the
 // code's HMAC, never the clear code.
 
 export type CodeChannel = 'email' | 'phone';

@@ -1,6 +1,6 @@
 // Every command checks its own input: the transports hand over what the client
 // sent and get AppError back, so GraphQL and the wire API answer the same input
-// the same way (DESIGN.md section 2). Rules are built once per configuration.
+// the same way (docs/architecture.md). Rules are built once per configuration.
 import type { z } from 'zod';
 import type { Config } from '../config.ts';
 import { zodToAppError } from '../errors.ts';

@@ -1,7 +1,7 @@
 // The `details` every manipulation answers, from the snapshot after its event.
 import type { Snapshot } from '../store/port.ts';
 
-/** The `details` object of SPEC.md, from the snapshot after the event. */
+/** ZITADEL's `details` object, from the snapshot after the event. */
 export interface Details {
   sequence: number;
   creationDate: Date | null;

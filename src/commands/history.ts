@@ -65,7 +65,7 @@ function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
 
 /**
  * A user's history: for a user the caller may read (readUser in `scope`: the user itself, or
- * user.read in its organization, instance roles counting). DESIGN.md section 6's refusals: a
+ * user.read in its organization, instance roles counting). The refusal order (README, Authentication and permissions): a
  * caller holding user.read nowhere is PERMISSION_DENIED; a user it may not read is NOT_FOUND,
  * exactly like a missing one, so ids cannot be probed.
  */

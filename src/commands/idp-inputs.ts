@@ -1,12 +1,12 @@
-// Input rules of the identity provider operations (SPEC.md operation 2 and Limits,
-// DESIGN.md section 8). Checked before any I/O; every violated field is reported.
+// Input rules of the identity provider operations (operation 2 and the field limits,
+// README, HTTP: limits). Checked before any I/O; every violated field is reported.
 import type { Config } from '../config.ts';
 import { z } from 'zod';
 import { text } from './rules.ts';
 
-/** At most this many scopes per IDP (SPEC.md gives no count; 50 is far above any real provider's needs). */
+/** At most this many scopes per IDP (ZITADEL gives no count; 50 is far above any real provider's needs). */
 export const MAX_SCOPES = 50;
-/** Code-point limit of every IDP text field (SPEC.md Limits: issuer, clientId, clientSecret; the name like other names). */
+/** Code-point limit of every IDP text field (the field limits: issuer, clientId, clientSecret; the name like other names). */
 export const IDP_TEXT_MAX = 200;
 
 const mapping = z.enum(['OIDC_MAPPING_FIELD_UNSPECIFIED', 'OIDC_MAPPING_FIELD_PREFERRED_USERNAME', 'OIDC_MAPPING_FIELD_EMAIL']);

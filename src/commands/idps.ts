@@ -1,5 +1,5 @@
 // Use cases of the identity provider aggregate: add an OIDC IDP, replace its OIDC
-// configuration (deprecated operation 2 of SPEC.md), read one.
+// configuration (deprecated in ZITADEL's API), read one.
 import { alreadyExists, failedPrecondition, notFound, permissionDenied } from '../errors.ts';
 import { idpEvent, idpNameClaim, sameOIDCConfig, type IdentityProvider, type OIDCConfig } from '../model/idps.ts';
 import type { Org } from '../model/orgs.ts';
@@ -61,7 +61,7 @@ export const addOIDCIdentityProvider = command(
 );
 
 /**
- * Replaces the OIDC configuration as a whole (SPEC.md operation 2, DESIGN.md
+ * Replaces the OIDC configuration as a whole (operation 2,
  * section 8). An empty or absent clientSecret keeps the stored one; a given one
  * is always a change. Nothing changed: FAILED_PRECONDITION, no event.
  */

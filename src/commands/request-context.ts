@@ -1,4 +1,4 @@
-// The CommandContext of one request, built by one factory for every face (DESIGN.md section 2):
+// The CommandContext of one request, built by one factory for every face (docs/architecture.md):
 // GraphQL (src/server.ts) and the wire API's gRPC, gRPC-web, Connect and REST
 // (src/wire/context.ts). The organization header is read here only, so the faces cannot
 // disagree on it.
@@ -20,7 +20,7 @@ export interface CallerFacts {
 }
 
 /**
- * The organization the request names: x-service-orgid (SPEC.md) or x-zitadel-orgid (ZITADEL's
+ * The organization the request names: x-service-orgid or x-zitadel-orgid (ZITADEL's
  * clients), an empty one counting as absent. Both, naming two organizations, is
  * INVALID_ARGUMENT: which one the client (or a proxy that added one) meant cannot be told. An
  * input rule without I/O, so it is answered before authentication, as on every face.

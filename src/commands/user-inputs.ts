@@ -1,4 +1,4 @@
-// Input rules of the user operations (SPEC.md field tables and Limits, DESIGN.md section 8).
+// Input rules of the user operations (ZITADEL's field rules and the field limits, README, HTTP: limits).
 // Checked before any I/O; every violated field is reported.
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -121,7 +121,7 @@ export function userInputRules(config: Config) {
         idpLinks: z
           .array(z.object({ idpId: id, userId: text(200, { required: true }), userName: text(200, { required: true, name: true }) }))
           .max(MAX_IDP_LINKS, { message: `give at most ${MAX_IDP_LINKS} idpLinks` })
-          // One external user is one link (DESIGN.md: the pair belongs to one user), not two with other userNames.
+          // One external user is one link (the pair belongs to one user), not two with other userNames.
           .superRefine(noDuplicates((l) => JSON.stringify([l.idpId, l.userId]), 'userId', 'duplicate link of this identity provider user'))
           .nullish(),
       })

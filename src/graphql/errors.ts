@@ -1,4 +1,4 @@
-// AppError → GraphQLError with the extensions of src/errors.ts (DESIGN.md section 7); what
+// AppError → GraphQLError with the extensions of src/errors.ts (README, Errors); what
 // graphql-js raises itself is classified; anything unexpected is masked with the request id.
 import { GraphQLError } from 'graphql';
 import { extensionsOf, type AppError } from '../errors.ts';
@@ -23,7 +23,7 @@ export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLErr
 export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   if (error.extensions?.grpcCode !== undefined) return error;
   if ((error.extensions?.http as { status?: number } | undefined)?.status === 413) {
-    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (DESIGN.md section 8); gRPC calls an oversized message RESOURCE_EXHAUSTED.
+    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (README, HTTP: limits); gRPC calls an oversized message RESOURCE_EXHAUSTED.
     return new GraphQLError(error.message, { extensions: { ...extensionsOf('RESOURCE_EXHAUSTED'), http: { status: 413 } } });
   }
   const http = error.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;

@@ -1,5 +1,5 @@
 // A request of several mutation fields runs them one after another and stops at the first
-// that fails; the payloads are non-null (CONTRACT.graphql), so `data` is then null. When a
+// that fails; the payloads are non-null (schema.graphql), so `data` is then null. When a
 // field before the failed one was done, the answer is not the failure's 4xx, which would tell
 // a client that nothing happened (and a retry would do those fields twice), but 200: the
 // error names the field that failed, and the fields before it in the document were done.

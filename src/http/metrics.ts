@@ -171,7 +171,7 @@ export function createMetrics(): GatewayMetrics {
   });
   const errors = new Counter({
     name: 'gateway_graphql_errors_total',
-    help: 'Errors in answers, by error code (DESIGN.md section 7).',
+    help: 'Errors in answers, by error code (README, Errors).',
     labelNames: ['code'] as const,
     registers: [registry],
   });
@@ -192,7 +192,7 @@ export function createMetrics(): GatewayMetrics {
   });
   const mongoCommands = new Counter({
     name: 'gateway_mongodb_commands_total',
-    help: 'Commands sent to MongoDB by the event store, by command name (DESIGN.md section 10: the round-trip budget).',
+    help: 'Commands sent to MongoDB by the event store, by command name (README, Performance: the round-trip budget).',
     labelNames: ['command'] as const,
     registers: [registry],
   });

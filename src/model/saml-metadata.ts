@@ -4,13 +4,13 @@
 //   internal or external entity is ever defined, expanded or fetched;
 // - a size cap before parsing, strict well-formedness (saxes), namespaces;
 // - a depth limit: saxes resolves a prefix by walking the open elements, so
-//   the cost is linear only while the depth is bounded (DESIGN.md section 10);
+//   the cost is linear only while the depth is bounded (README, Performance);
 // - documents over IN_THREAD_MAX_BYTES are parsed in a worker thread
 //   (parseSamlMetadataOffLoop), so even a 1 MiB one never blocks the event loop;
 // - the root must be md:EntityDescriptor (any prefix, or the default
 //   namespace) in urn:oasis:names:tc:SAML:2.0:metadata with a non-empty
 //   entityID. An EntitiesDescriptor (an aggregate of many entities) is refused:
-//   an application is one service provider, so DESIGN.md's "root must be an
+//   an application is one service provider, so the rule "root must be an
 //   EntityDescriptor" is applied as written.
 import { Worker } from 'node:worker_threads';
 import { SaxesParser } from 'saxes';

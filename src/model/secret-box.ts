@@ -1,4 +1,4 @@
-// OIDC client secrets at rest (DESIGN.md section 3): AES-256-GCM with a configured
+// OIDC client secrets at rest (docs/architecture.md, Persistence): AES-256-GCM with a configured
 // 32-byte key, a random 12-byte IV per encryption and the 16-byte auth tag. The
 // additional authenticated data is the IDP id, so a ciphertext copied to another
 // IDP does not decrypt there.

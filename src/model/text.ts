@@ -1,4 +1,4 @@
-// Text measures of input validation (src/commands/rules.ts). SPEC.md "chars" are Unicode code points.
+// Text measures of input validation (src/commands/rules.ts). "chars" in ZITADEL's field limits are Unicode code points.
 
 /** Length in Unicode code points; a lone surrogate counts as one. */
 export function codePoints(s: string): number {

@@ -1,6 +1,6 @@
-// Chooses how codes go out (DESIGN.md section 5):
+// Chooses how codes go out (README, Verification mail and SMS):
 //   SMTP_HOST set        → mail over SMTP; else mails are only logged (masked, never the code)
-//   SMS_WEBHOOK_URL set  → SMS through the webhook; else no SMS job is created (SPEC.md rule 3)
+//   SMS_WEBHOOK_URL set  → SMS through the webhook; else no SMS job is created (phone changes succeed without an SMS provider)
 //   REDIS_URL set        → the Redis stream queue, shared by every gateway and `npm run worker`;
 //                          else the in-process queue.
 // The notifier only enqueues, with the code sealed (src/notify/seal.ts); startWorker() opens and

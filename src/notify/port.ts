@@ -1,5 +1,5 @@
 // Delivery jobs for codes to send. Mutations hand a job over and never wait
-// for the send (DESIGN.md section 5).
+// for the send (README, Verification mail and SMS).
 
 export type DeliveryKind = 'verify-email-on-create' | 'verify-email-on-change' | 'verify-phone';
 
@@ -30,7 +30,7 @@ export interface EnqueueOptions {
 
 export interface Notifier {
   enqueue(job: DeliveryJob, options?: EnqueueOptions): Promise<void>;
-  /** True when jobs of this channel can be delivered (SPEC.md rule 3: no SMS provider, no SMS). */
+  /** True when jobs of this channel can be delivered (no SMS provider: no SMS, and phone changes still succeed). */
   canDeliver(channel: 'email' | 'sms'): boolean;
   close(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-// Delivery jobs at rest (DESIGN.md section 4): the clear code is never in a
+// Delivery jobs at rest (docs/architecture.md, Persistence): the clear code is never in a
 // queue, a Redis value or Redis' append-only file. The notifier seals it with
 // AES-256-GCM before queueing and the worker opens it right before sending.
 // Every other field of the job is additional authenticated data, so a sealed

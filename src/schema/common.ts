@@ -15,7 +15,7 @@ export const withDetails =
 
 export function addCommon(builder: Builder) {
   const DetailsRef = builder.objectRef<Details>('Details').implement({
-    description: 'What every manipulation returns. creationDate is null on the operations for which SPEC.md does not list it.',
+    description: 'What every manipulation returns. creationDate is null on the operations for which ZITADEL does not return it.',
     fields: (t) => ({
       sequence: t.field({ type: 'UInt64', resolve: (d) => d.sequence }),
       creationDate: t.field({ type: 'DateTime', nullable: true, resolve: (d) => d.creationDate }),

@@ -22,7 +22,7 @@ export function addOrgs(builder: Builder, { Details: DetailsRef, detailsPayload,
       userId: t.id({ required: true }),
       roles: t.stringList({
         required: true,
-        description: 'ORG_OWNER, ORG_USER_MANAGER, ORG_PROJECT_CREATOR, ... (DESIGN.md lists the roles and their permissions).',
+        description: 'ORG_OWNER, ORG_USER_MANAGER, ORG_PROJECT_CREATOR, ... (the README lists the roles and their permissions).',
       }),
     }),
   });

@@ -1,5 +1,5 @@
 // GraphQL surface of resendEmailCode and resendPhoneCode (additions beyond
-// CONTRACT.graphql). Thin: map and call.
+// schema.graphql). Thin: map and call.
 import type { Builder } from './builder.ts';
 import { withDetails, type Common } from './common.ts';
 

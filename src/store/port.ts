@@ -1,4 +1,4 @@
-// The event store port (DESIGN.md section 3). Events are the truth; the state
+// The event store port (docs/architecture.md, Persistence). Events are the truth; the state
 // document per aggregate is a cache of their reduction, written right after each
 // append, with the sequence of the last event folded into it.
 //

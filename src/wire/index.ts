@@ -1,4 +1,4 @@
-// The wire API (DESIGN.md section 2): ZITADEL's services from the @zitadel/proto descriptors,
+// The wire API (docs/architecture.md): ZITADEL's services from the @zitadel/proto descriptors,
 // served by connect-node over gRPC, gRPC-web and Connect beside /graphql. Thin: each method
 // maps its request to a command input and the result to its response (src/wire/*.ts).
 // Protobuf descriptors: @zitadel/proto (MIT), generated from ZITADEL's .proto files (Apache-2.0).

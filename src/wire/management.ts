@@ -1,5 +1,5 @@
-// zitadel.management.v1.ManagementService: the user, IDP, project and member methods of
-// SPEC.md, their reads and change lists (src/wire/changes.ts); every other method answers UNIMPLEMENTED. The organization is
+// zitadel.management.v1.ManagementService: the user, IDP, project and member methods the
+// gateway serves, their reads and change lists (src/wire/changes.ts); every other method answers UNIMPLEMENTED. The organization is
 // the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
