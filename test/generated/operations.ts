@@ -93,7 +93,7 @@ export type AddOIDCIdentityProviderPayload = {
 };
 
 export type AddOrgMemberInput = {
-  /** ORG_OWNER, ORG_USER_MANAGER, ORG_PROJECT_CREATOR, ... (DESIGN.md lists the roles and their permissions). */
+  /** ORG_OWNER, ORG_USER_MANAGER, ORG_PROJECT_CREATOR, ... (the README lists the roles and their permissions). */
   roles: Array<Scalars["String"]>;
   userId: Scalars["ID"];
 };
@@ -140,7 +140,7 @@ export type AddSAMLAppPayload = {
   details: Details;
 };
 
-/** What every manipulation returns. creationDate is null on the operations for which SPEC.md does not list it. */
+/** What every manipulation returns. creationDate is null on the operations for which ZITADEL does not return it. */
 export type Details = {
   __typename?: "Details";
   changeDate: Scalars["DateTime"];
