@@ -1,6 +1,7 @@
 // The layer rules of src/ (docs/architecture.md): a module may import only what sits below it.
 //   entry and wiring  main.ts, server.ts, cli/, worker-main.ts, stores.ts, node-ids.ts
 //   faces             graphql/, schema/, wire/, graphiql*.ts
+//   operations        operations.ts: the one interface the faces call (and what they may use besides)
 //   the edge          http/ (HTTP only: no GraphQL, no gRPC)
 //   commands          commands/ (the operations; no drivers, no faces, no edge)
 //   model             model/ (entities, their events and fold; no store, no drivers)
@@ -74,6 +75,13 @@ module.exports = {
       'The wire face (gRPC, Connect, REST) does not use the GraphQL face.',
       { path: '^src/wire/' },
       { path: '^src/(graphql|schema)/|^src/graphiql[^/]*\\.ts$' },
+    ),
+
+    rule(
+      'faces-through-operations',
+      'A face reaches what serves the operations only through src/operations.ts (the calls, the context, the result types), never a command module: a second implementation of Operations (a gateway in front of ZITADEL) must be able to replace the commands without touching a face.',
+      { path: FACES },
+      { path: COMMANDS },
     ),
 
     rule(

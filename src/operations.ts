@@ -28,6 +28,21 @@ import type { Snapshot } from './store/port.ts';
 
 export type { CommandContext as OperationContext, Details, AddIdpResult, AddSAMLAppResult, RegisterU2FResult, AddHumanUserResult };
 
+// What a face may use of the layer below besides the calls, all from here (a face never imports
+// src/commands: .dependency-cruiser.cjs, faces-through-operations): the context it builds once
+// per request, the types of the results, and the few rules a face applies to shape its own
+// answers (page sizes; the search input's check, which the wire's ListUsers runs before it
+// translates ZITADEL's queries; the read budget it names in an error).
+export type { CommandContext, Deps } from './commands/context.ts';
+export type { HistoryKind, HistoryPage } from './commands/history.ts';
+export type { EntityKind } from './commands/entities.ts';
+export type { UserPage } from './commands/user-search.ts';
+export type { UserScope } from './commands/reads.ts';
+export { detailsOf } from './commands/details.ts';
+export { READ_BUDGET_BYTES } from './commands/read-budget.ts';
+export { requestContext } from './commands/request-context.ts';
+export { DEFAULT_PAGE, MAX_PAGE, parseUserSearch } from './commands/user-search-inputs.ts';
+
 type IdpInputs = ReturnType<typeof idpInputRules>;
 type OrgInputs = ReturnType<typeof orgInputRules>;
 type ResendInputs = ReturnType<typeof resendInputRules>;

@@ -1,6 +1,5 @@
 // What every resolver receives: the request's context for the operations, and its id.
-import type { CommandContext } from '../commands/context.ts';
-import type { Operations } from '../operations.ts';
+import type { CommandContext, Operations } from '../operations.ts';
 
 export interface GraphQLContext {
   cmd: CommandContext;

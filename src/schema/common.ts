@@ -1,6 +1,5 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
-import type { CommandContext, Details } from '../commands/context.ts';
-import type { Operations } from '../operations.ts';
+import type { CommandContext, Details, Operations } from '../operations.ts';
 import type { InputObjectRef, ObjectRef } from '@pothos/core';
 import type { Builder, Types } from './builder.ts';
 

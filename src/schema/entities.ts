@@ -2,7 +2,7 @@
 // keyed by id, and `_entities` resolves the representations of one type in a
 // request through one batched read (commands/entities.ts applies the read rules).
 import { isUnionType, type GraphQLSchema } from 'graphql';
-import type { EntityKind } from '../commands/entities.ts';
+import type { EntityKind } from '../operations.ts';
 import { invalidArgument } from '../errors.ts';
 import type { Builder, GraphQLContext } from './builder.ts';
 

@@ -1,7 +1,7 @@
 // `history` on User, Organization, Project and IdentityProvider: who changed what,
 // newest first, redacted (src/model/history.ts), as a Relay connection.
 import type { ObjectRef } from '@pothos/core';
-import type { HistoryKind, HistoryPage } from '../commands/history.ts';
+import type { HistoryKind, HistoryPage } from '../operations.ts';
 import { summarize, type Change } from '../model/history.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';

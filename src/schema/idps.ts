@@ -1,6 +1,5 @@
 // GraphQL surface of the identity provider operations: inputs, payloads, the IdentityProvider type. Thin: map and call.
-import { detailsOf } from '../commands/context.ts';
-import type { AddIdpResult } from '../operations.ts';
+import { detailsOf, type AddIdpResult } from '../operations.ts';
 import type { IdentityProvider } from '../model/idps.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder, InputFields } from './builder.ts';

@@ -1,4 +1,4 @@
-import { detailsOf, type Details } from '../commands/context.ts';
+import { detailsOf, type Details } from '../operations.ts';
 import type { Org } from '../model/orgs.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';

@@ -1,6 +1,5 @@
 // GraphQL surface of projects and SAML applications: inputs, payloads, the Project and SAMLApp types. Thin: map and call.
-import { detailsOf } from '../commands/context.ts';
-import type { AddSAMLAppResult } from '../operations.ts';
+import { detailsOf, type AddSAMLAppResult } from '../operations.ts';
 import type { Project, SAMLApp } from '../model/projects.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';

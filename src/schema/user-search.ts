@@ -1,7 +1,7 @@
 // Query.users: the user search of admin consoles as a Relay connection. Thin: the
 // arguments go to the command as they came (it checks them), the page comes back.
 import type { ObjectRef, SchemaTypes } from '@pothos/core';
-import { DEFAULT_PAGE, MAX_PAGE } from '../commands/user-search-inputs.ts';
+import { DEFAULT_PAGE, MAX_PAGE } from '../operations.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder } from './builder.ts';

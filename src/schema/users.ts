@@ -1,6 +1,5 @@
 // GraphQL surface of the user operations: inputs, payloads, the User type. Thin: map and call.
-import type { AddHumanUserResult } from '../operations.ts';
-import { detailsOf, type Details } from '../commands/context.ts';
+import { detailsOf, type AddHumanUserResult, type Details } from '../operations.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { Builder, InputFields } from './builder.ts';

@@ -21,10 +21,7 @@
 import { create } from '@bufbuild/protobuf';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ChangeSchema, type Change, type ChangeQuery } from '@zitadel/proto/zitadel/change_pb.js';
-import type { CommandContext } from '../commands/context.ts';
-import type { HistoryKind } from '../commands/history.ts';
-import type { Operations } from '../operations.ts';
-import type { UserScope } from '../commands/reads.ts';
+import type { CommandContext, HistoryKind, Operations, UserScope } from '../operations.ts';
 import type { User } from '../model/users.ts';
 import type { StoredEvent } from '../store/port.ts';
 import { unary, type WireDeps } from './context.ts';

@@ -4,13 +4,11 @@
 // keeps the request's state (id, caller, error codes) for its log line and metrics.
 import { ConnectError, createContextKey, type HandlerContext, type Interceptor } from '@connectrpc/connect';
 import type { TokenVerifier } from '../auth/tokens.ts';
-import type { CommandContext, Deps } from '../commands/context.ts';
+import { requestContext, type CommandContext, type Deps, type Operations } from '../operations.ts';
 import type { Idempotency } from '../http/idempotency-core.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
-import type { Operations } from '../operations.ts';
 import { codeName, toConnectError, type FieldRenames } from './errors.ts';
-import { requestContext } from '../commands/request-context.ts';
 import { callerOf, verifyCaller } from '../http/authentication.ts';
 
 export interface WireDeps {

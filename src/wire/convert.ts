@@ -5,7 +5,7 @@ import { create, isFieldSet, type DescEnum, type DescField, type DescMessage, ty
 import { timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { DetailsSchema, type Details as DetailsV2 } from '@zitadel/proto/zitadel/object/v2/object_pb.js';
 import { ObjectDetailsSchema, type ObjectDetails } from '@zitadel/proto/zitadel/object_pb.js';
-import type { Details } from '../commands/context.ts';
+import type { Details } from '../operations.ts';
 import { invalidArgument } from '../errors.ts';
 import type { Snapshot } from '../store/port.ts';
 

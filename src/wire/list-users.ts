@@ -47,10 +47,15 @@ import {
   type ListUsersRequest as ListUsersRequestV2,
   type ListUsersResponseSchema as ListUsersResponseV2Schema,
 } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import { READ_BUDGET_BYTES, type CommandContext } from '../commands/context.ts';
-import type { UserPage } from '../commands/user-search.ts';
-import type { Operations } from '../operations.ts';
-import { DEFAULT_PAGE, MAX_PAGE, parseUserSearch } from '../commands/user-search-inputs.ts';
+import {
+  READ_BUDGET_BYTES,
+  DEFAULT_PAGE,
+  MAX_PAGE,
+  parseUserSearch,
+  type CommandContext,
+  type UserPage,
+  type Operations,
+} from '../operations.ts';
 import { AppError, BAD_REQUEST_TYPE, invalidArgument, readTooLarge, type FieldViolation } from '../errors.ts';
 import type { User } from '../model/users.ts';
 import type { TextMatch } from '../store/read-models.ts';
