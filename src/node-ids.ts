@@ -31,7 +31,7 @@ import { UnavailableError } from './errors.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { createIdGenerator, IdLimitError, type IdGenerator } from './model/ids.ts';
-import { createMongoLeaseStore, createRedisLeaseStore, type NodeIdLeaseStore } from './store/node-id-leases.ts';
+import { createRedisLeaseStore, type NodeIdLeaseStore } from './store/node-id-leases.ts';
 
 export const NODE_IDS = 1024;
 
@@ -266,7 +266,8 @@ export async function startNodeIds(config: Config, logger: Logger): Promise<Node
   const store = config.redis
     ? await createRedisLeaseStore({ url: config.redis })
     : config.mongodbUrl
-      ? await createMongoLeaseStore({ url: config.mongodbUrl, dbName: config.mongodbDb })
+      ? // Its own module: the MongoDB driver loads only when MongoDB holds the leases.
+        await (await import('./store/node-id-leases-mongo.ts')).createMongoLeaseStore({ url: config.mongodbUrl, dbName: config.mongodbDb })
       : null;
   if (!store) {
     const ids = unleasedNodeIds(config.nodeId);

@@ -6,7 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { UnavailableError } from '../src/errors.ts';
 import { createIdGenerator, IdLimitError, idTimestamp } from '../src/model/ids.ts';
 import { leaseNodeId, NodeIdTakenError, type NodeIds } from '../src/node-ids.ts';
-import { createMongoLeaseStore, createRedisLeaseStore, type NodeIdLeaseStore } from '../src/store/node-id-leases.ts';
+import { createRedisLeaseStore, type NodeIdLeaseStore } from '../src/store/node-id-leases.ts';
+import { createMongoLeaseStore } from '../src/store/node-id-leases-mongo.ts';
 import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster.ts';
