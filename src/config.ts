@@ -4,6 +4,8 @@ import path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import type { LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
+import { bool, ms, wholeNumber, type Env } from './config-values.ts';
+import { upstreamConfig, type UpstreamConfig } from './config-upstream.ts';
 import { redactUrl } from './start-errors.ts';
 
 export interface PasswordPolicy {
@@ -73,6 +75,8 @@ export interface Config {
   logLevel: LogLevel;
   /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
   idpSecretKey?: string;
+  /** ZITADEL_URL and its settings (src/config-upstream.ts): the GraphQL face in front of that API instead of our stores. */
+  upstream?: UpstreamConfig;
   /** SAML metadataUrl fetching. */
   samlMetadata: { allowPrivateAddresses: boolean; timeoutMs: number; maxBytes: number };
   /** WebAuthn relying party for U2F registration. */
@@ -138,38 +142,8 @@ export interface HttpConfig {
   metricsPerIpPerMinute: number;
 }
 
-type Env = Record<string, string | undefined>;
-
-/** Node's timers take at most this many ms; a longer delay fires after 1 ms (so *_MS settings stop here). */
-const TIMER_MAX_MS = 2_147_483_647;
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
-const TRUE = new Set(['true', '1', 'yes', 'on']);
-const FALSE = new Set(['false', '0', 'no', 'off']);
 
-/**
- * A setting that must be a whole number (digits only, surrounding blanks ignored) in min..max when set:
- * a typo or an out-of-range value stops the start, naming the variable, instead of becoming NaN (which
- * turns limits off), a truncated number ("12abc") or a late error that does not say which setting.
- */
-function wholeNumber(name: string, v: string | undefined, d: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
-  if (v === undefined || v === '') return d;
-  if (!/^\d+$/.test(v.trim())) throw new Error(`${name}: "${v}" is not a whole number`);
-  const n = Number(v.trim());
-  if (n < min || n > max) {
-    throw new Error(`${name}: "${v}" is out of range: ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `${min} to ${max}`}`);
-  }
-  return n;
-}
-/** A duration in ms: a whole number up to what Node's timers take. */
-const ms = (name: string, v: string | undefined, d: number, min = 0) => wholeNumber(name, v, d, min, TIMER_MAX_MS);
-/** A yes/no setting: true/false, 1/0, yes/no, on/off (any case); anything else stops the start. */
-function bool(name: string, v: string | undefined, d: boolean): boolean {
-  if (v === undefined || v === '') return d;
-  const t = v.trim().toLowerCase();
-  if (TRUE.has(t)) return true;
-  if (FALSE.has(t)) return false;
-  throw new Error(`${name}: "${v}" is not a boolean (true/false, 1/0, yes/no, on/off)`);
-}
 function logLevel(v: string | undefined): LogLevel {
   if (v === undefined || v === '') return 'info';
   const level = LOG_LEVELS.find((l) => l === v.trim().toLowerCase());
@@ -225,6 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
     introspection: bool('INTROSPECTION', env.INTROSPECTION, !production),
     logLevel: logLevel(env.LOG_LEVEL),
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
+    upstream: upstreamConfig(env),
     samlMetadata: {
       allowPrivateAddresses: bool('SAML_METADATA_ALLOW_PRIVATE', env.SAML_METADATA_ALLOW_PRIVATE, false),
       timeoutMs: ms('SAML_METADATA_TIMEOUT_MS', env.SAML_METADATA_TIMEOUT_MS, 5000, 1),
@@ -384,7 +359,9 @@ function noBraces(name: string, value: string): string {
 function trustProxy(v: string | undefined): boolean | number {
   if (v === undefined || v === '') return false;
   if (/^\d+$/.test(v.trim())) return wholeNumber('TRUST_PROXY', v, 0) || false;
-  const t = v.trim().toLowerCase();
-  if (TRUE.has(t) || FALSE.has(t)) return TRUE.has(t);
-  throw new Error(`TRUST_PROXY: "${v}" is neither a number of proxies nor a boolean (true/false, yes/no, on/off)`);
+  try {
+    return bool('TRUST_PROXY', v, false);
+  } catch {
+    throw new Error(`TRUST_PROXY: "${v}" is neither a number of proxies nor a boolean (true/false, yes/no, on/off)`);
+  }
 }

@@ -19,7 +19,7 @@ import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
 import type { Notifier } from './notify/port.ts';
 import { buildSchema } from './schema/index.ts';
-import type { Operations } from './operations.ts';
+import { faceOperations, type Operations } from './operations.ts';
 import { openStores, type Stores } from './stores.ts';
 import { lazyWireRoute } from './wire/lazy.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
@@ -109,8 +109,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     schema: buildSchema(config),
     tokens,
     idempotency: http.idempotency,
-    requestContext: (headers, caller) => requestContext(deps, headers, caller),
-    ops: commandOperations,
+    operations: faceOperations((headers, caller) => requestContext(deps, headers, caller), commandOperations),
     instanceAdminId: () => instanceAdminId({ deps }),
   });
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.

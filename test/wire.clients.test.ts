@@ -24,7 +24,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import type { User } from '../src/model/users.ts';
-import { BadRequestSchema, type BadRequest } from '../src/wire/bad-request.ts';
+import { BadRequestSchema, type BadRequest } from '../src/proto/error-details.ts';
 import { UserDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';

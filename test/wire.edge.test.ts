@@ -7,7 +7,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UNAUTHENTICATED_BODY_BYTES } from '../src/http/body-limit.ts';
-import { RetryInfoSchema } from '../src/wire/bad-request.ts';
+import { RetryInfoSchema } from '../src/proto/error-details.ts';
 import { MeDocument } from './generated/operations.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { answerOf, grpcRequestHeaders, prefix } from './support/grpc-raw.ts';

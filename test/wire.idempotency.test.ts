@@ -13,7 +13,7 @@ import { UnavailableError } from '../src/errors.ts';
 import { createIdempotency, createMemoryIdempotencyStore, type IdempotencyStore } from '../src/http/idempotency-core.ts';
 import { newRequestState } from '../src/http/request-state.ts';
 import { createLogger } from '../src/log.ts';
-import { BadRequestSchema, type BadRequest } from '../src/wire/bad-request.ts';
+import { BadRequestSchema, type BadRequest } from '../src/proto/error-details.ts';
 import { requestStateKey } from '../src/wire/context.ts';
 import { withIdempotency } from '../src/wire/idempotency.ts';
 import { UpdateHumanProfileDocument } from './generated/operations.ts';

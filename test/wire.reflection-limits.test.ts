@@ -6,7 +6,7 @@
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createGrpcTransport } from '@connectrpc/connect-node';
 import { describe, expect, it } from 'vitest';
-import { RetryInfoSchema } from '../src/wire/bad-request.ts';
+import { RetryInfoSchema } from '../src/proto/error-details.ts';
 import { HealthService } from '../src/wire/health.ts';
 import { ServerReflectionV1Service } from '../src/wire/reflection.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';

@@ -33,6 +33,8 @@ export const commandOperations: Operations = {
   resendPhoneCode: resend.resendPhoneCode,
 
   me: reads.me,
+  userPart: async (_ctx, user, part) => user.state[part],
+  projectApps: async (_ctx, project) => project.state.apps,
   user: reads.user,
   readUser: reads.readUser,
   users: searchUsers,

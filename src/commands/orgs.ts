@@ -1,30 +1,16 @@
 // Use cases of organizations: create one, grant roles in one.
-import type { Config } from '../config.ts';
-import { isOrgRole } from '../auth/permissions.ts';
+import type { z } from 'zod';
 import { failedPrecondition, invalidArgument, notFound } from '../errors.ts';
 import { INSTANCE_ID, orgEvent, rolesOf } from '../model/orgs.ts';
 import { userEvent, type User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
-import { z } from 'zod';
 import { actingOrg, authenticate, canInstance, permissionReads, requireIn, requireInstance } from './access.ts';
 import { detailsOf, load, type CommandContext, type Details } from './context.ts';
-import { text } from './rules.ts';
+import { orgInputRules } from './org-inputs.ts';
 import { write, type WriteOptions } from './runner.ts';
 import { command } from './command.ts';
 
 type OrgInputs = { [K in keyof ReturnType<typeof orgInputRules>]: z.infer<ReturnType<typeof orgInputRules>[K]> };
-
-export function orgInputRules(_config?: Config) {
-  return {
-    addOrganization: z.object({ name: text(200, { required: true, name: true }) }),
-    addOrgMember: z.object({
-      userId: text(200, { required: true }),
-      roles: z
-        .array(z.string().refine(isOrgRole, { message: 'is not an organization role' }))
-        .min(1, { message: 'give at least one role' }),
-    }),
-  };
-}
 
 /** The organization's domain: its name as a DNS label under the instance domain. */
 export function orgDomain(name: string, instanceDomain: string): string {

@@ -6,17 +6,14 @@
 // Resending changes nothing of the user: no event is written and the details
 // are those of the user's current snapshot (sequence and changeDate of its
 // last change, creationDate null as on verifyEmail).
-import type { Config } from '../config.ts';
-import { z } from 'zod';
 import { AppError, failedPrecondition, unavailable } from '../errors.ts';
-import { parseUrlTemplate } from '../model/url-template.ts';
 import type { User } from '../model/users.ts';
 import type { DeliveryJob } from '../notify/port.ts';
 import type { Snapshot } from '../store/port.ts';
 import { authenticate, userForSelfOrPermission, userReads } from './access.ts';
 import { detailsOf, type CommandContext, type Details } from './context.ts';
-import { text } from './rules.ts';
 import { command } from './command.ts';
+import { resendInputRules } from './resend-inputs.ts';
 
 export interface ResendEmailCodeInput {
   userId: string;
@@ -28,21 +25,6 @@ export interface ResendPhoneCodeInput {
 }
 
 const HOUR_MS = 3_600_000;
-
-export function resendInputRules(_config?: Config) {
-  return {
-    resendEmailCode: z.object({
-      userId: text(200, { required: true }),
-      urlTemplate: text(200, { required: true })
-        .superRefine((t, ctx) => {
-          const parsed = parseUrlTemplate(t);
-          if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.reason });
-        })
-        .nullish(),
-    }),
-    resendPhoneCode: z.object({ userId: text(200, { required: true }) }),
-  };
-}
 
 function resourceExhausted(retryAfterMs: number): AppError {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));

@@ -10,11 +10,12 @@ import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
 import { errorCodes, type AppError } from '../errors.ts';
-import { authenticate, callerOf, type VerifiedCaller } from '../http/authentication.ts';
+import { authenticate, callerOf } from '../http/authentication.ts';
 import type { Face } from '../http/face.ts';
 import { sendJson } from '../http/health.ts';
 import type { Idempotency } from '../http/idempotency-core.ts';
 import type { Logger } from '../log.ts';
+import type { FaceOperations } from '../operations.ts';
 import { useArmor } from './armor.ts';
 import { useBodyMeter } from './body-meter.ts';
 import { useJsonRequests } from './content-type.ts';
@@ -38,10 +39,8 @@ export interface GraphQLFaceOptions {
   tokens: TokenVerifier;
   /** The edge's Idempotency-Key core, shared with the wire API. */
   idempotency: Idempotency;
-  /** The context of the request's operations, from its headers and its verified caller. */
-  requestContext(headers: Headers, caller: VerifiedCaller): GraphQLContext['cmd'];
-  /** What serves the operations the resolvers call. */
-  ops: GraphQLContext['ops'];
+  /** What serves the operations the resolvers call, with the factory of each request's context for them. */
+  operations: FaceOperations;
   /** The user the quick start's GraphiQL token is for (src/graphql/graphiql.ts). */
   instanceAdminId(): Promise<string | null>;
 }
@@ -93,7 +92,8 @@ export function createGraphQLFace(options: GraphQLFaceOptions): { yoga: GraphQLY
       const state = stateOf(request);
       await authenticate(state, request.headers.get('authorization'), tokens);
       // x-service-orgid or x-zitadel-orgid, read as every face reads them (two different ones: INVALID_ARGUMENT).
-      return { cmd: options.requestContext(request.headers, callerOf(state)), ops: options.ops, requestId: state.requestId };
+      const { operations } = options;
+      return { cmd: operations.requestContext(request.headers, callerOf(state)), ops: operations.ops, requestId: state.requestId };
     },
     plugins: [
       useGraphiQLPage(config, options.instanceAdminId),

@@ -59,6 +59,8 @@ export interface GatewayMetrics {
   /** Exposes the open connections and the unsent answer bytes (read at each scrape). */
   watchConnections(read: { open: () => number; unsentBytes: () => number }): void;
   metricsRefused(): void;
+  /** One call to the upstream API (upstream mode, src/upstream): its method, the gRPC code name it ended with, its time. */
+  upstreamCall(method: string, code: string, seconds: number): void;
 }
 
 /** What the edge refuses and cuts: bodies, connections, streams, scrapes; and what it holds (read at each scrape). */
@@ -220,6 +222,14 @@ export function createMetrics(): GatewayMetrics {
     registers: [registry],
   });
 
+  const upstream = new Histogram({
+    name: 'gateway_upstream_duration_seconds',
+    help: 'Calls to the upstream API in upstream mode (ZITADEL_URL), by method and gRPC code name (OK for an answer).',
+    labelNames: ['method', 'code'] as const,
+    buckets: IO_BUCKETS,
+    registers: [registry],
+  });
+
   const edge = edgeMetrics(registry);
   const delivery = deliveryMetrics(registry);
 
@@ -243,6 +253,7 @@ export function createMetrics(): GatewayMetrics {
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),
+    upstreamCall: (method, code, seconds) => upstream.observe({ method, code }, seconds),
     ...edge,
     ...delivery,
   };

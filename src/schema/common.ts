@@ -1,10 +1,10 @@
 // Types shared by every aggregate's schema: Details, the enums, payload helpers.
-import type { CommandContext, Details, Operations } from '../operations.ts';
+import type { Details, OperationContext, Operations } from '../operations.ts';
 import type { InputObjectRef, ObjectRef } from '@pothos/core';
 import type { Builder, Types } from './builder.ts';
 
 /** The operation a mutation calls, picked from the request's Operations (src/operations.ts). */
-export type OperationOf<I, R> = (ops: Operations) => (ctx: CommandContext, input: I) => Promise<R>;
+export type OperationOf<I, R> = (ops: Operations<OperationContext>) => (ctx: OperationContext, input: I) => Promise<R>;
 
 /** An operation that answers Details, as a payload `{ details }`. */
 export const withDetails =

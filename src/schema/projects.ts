@@ -69,7 +69,7 @@ export function addProjects(builder: Builder, { Details: DetailsRef, commandMuta
       details: t.field({ type: DetailsRef, resolve: (p) => ({ ...detailsOf(p, true), creationDate: p.creationDate }) }),
       samlApps: t.field({
         type: [SAMLAppRef],
-        resolve: (p) => p.state.apps.map((app) => ({ app, resourceOwner: p.resourceOwner })),
+        resolve: async (p, _a, ctx) => (await ctx.ops.projectApps(ctx.cmd, p)).map((app) => ({ app, resourceOwner: p.resourceOwner })),
       }),
     }),
   });

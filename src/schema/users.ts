@@ -231,10 +231,11 @@ function addUserType(builder: Builder, DetailsRef: Common['Details'], Gender: Co
         description: 'True when the user must change the password at the next login. The password itself is never readable.',
         resolve: (u) => u.state.passwordChangeRequired,
       }),
-      hasPassword: t.boolean({ resolve: (u) => u.state.passwordHash !== null }),
-      metadata: t.field({ type: [Metadata], resolve: (u) => u.state.metadata }),
-      idpLinks: t.field({ type: [IDPLink], resolve: (u) => u.state.idpLinks }),
-      u2fTokens: t.field({ type: [U2FToken], resolve: (u) => u.state.u2fTokens }),
+      // A password set before passwordChanged was recorded has only its hash; upstream mode has only the time.
+      hasPassword: t.boolean({ resolve: (u) => u.state.passwordHash !== null || u.state.passwordChanged !== undefined }),
+      metadata: t.field({ type: [Metadata], resolve: (u, _a, ctx) => ctx.ops.userPart(ctx.cmd, u, 'metadata') }),
+      idpLinks: t.field({ type: [IDPLink], resolve: (u, _a, ctx) => ctx.ops.userPart(ctx.cmd, u, 'idpLinks') }),
+      u2fTokens: t.field({ type: [U2FToken], resolve: (u, _a, ctx) => ctx.ops.userPart(ctx.cmd, u, 'u2fTokens') }),
     }),
   });
 

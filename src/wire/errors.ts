@@ -7,7 +7,7 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { AppError, asAppError, BAD_REQUEST_TYPE, errorCodes, type ErrorCode, type FieldViolation } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { BadRequestSchema, RetryInfoSchema } from './bad-request.ts';
+import { BadRequestSchema, RetryInfoSchema } from '../proto/error-details.ts';
 
 /** Renames of command field paths (after `input.`) that are not simply snake_case, e.g. `profile.firstName` -> `profile.given_name`. */
 export type FieldRenames = Record<string, string>;

@@ -1,5 +1,5 @@
 // grpc.health.v1.Health (grpc/grpc-proto grpc/health/v1/health.proto) as a descriptor built in
-// code, as bad-request.ts does for google.rpc.BadRequest: no installed package carries it.
+// code, as src/proto/error-details.ts does for google.rpc.BadRequest: no installed package carries it.
 // Check answers SERVING for "" and for each wire service while the gateway's readiness checks
 // pass (the same as GET /ready: the stores answer and no drain is under way), NOT_SERVING
 // otherwise, and NOT_FOUND for any other name. Watch answers the current status once and ends

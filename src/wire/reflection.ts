@@ -1,5 +1,5 @@
 // gRPC server reflection (grpc/grpc-proto grpc/reflection/v1/reflection.proto, and v1alpha with
-// the same messages) as descriptors built in code, as bad-request.ts does: no npm package serves
+// the same messages) as descriptors built in code, as src/proto/error-details.ts does: no npm package serves
 // reflection for connect-node. ServerReflectionInfo is a bidi stream (gRPC over HTTP/2 only) that
 // answers each request in turn from the services' own descriptors (DescFile.proto, as embedded
 // in @zitadel/proto): list_services; file_by_filename and file_containing_symbol with the file

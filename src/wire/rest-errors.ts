@@ -11,7 +11,7 @@ import { create, createRegistry, isMessage, toJson, type JsonValue, type Registr
 import { anyPack, AnySchema } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
-import { BadRequestSchema, RetryInfoSchema } from './bad-request.ts';
+import { BadRequestSchema, RetryInfoSchema } from '../proto/error-details.ts';
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;

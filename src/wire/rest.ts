@@ -23,7 +23,7 @@ import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { bodyNeedsToken, UNAUTHENTICATED_BODY_BYTES } from '../http/body-limit.ts';
 import type { RequestState } from '../http/request-state.ts';
 import type { Logger } from '../log.ts';
-import { BadRequestSchema } from './bad-request.ts';
+import { BadRequestSchema } from '../proto/error-details.ts';
 import { codeName, toConnectError } from './errors.ts';
 import { contentCoding, decodeBody } from './rest-encoding.ts';
 import { bodyTooLarge, methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';

@@ -3,7 +3,7 @@
 // @zitadel/client has no v2beta factories: those clients are connect's createClient on the
 // v2beta descriptors, as @zitadel/client builds its own.
 import { ConnectError, createClient, type Interceptor, type Transport } from '@connectrpc/connect';
-import { BadRequestSchema, type BadRequest } from '../../src/wire/bad-request.ts';
+import { BadRequestSchema, type BadRequest } from '../../src/proto/error-details.ts';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
 import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
