@@ -530,9 +530,9 @@ describe('REST errors as grpc-gateway writes them', () => {
   });
 
   it('a method with a REST rule that the gateway does not implement: 501, code 12; a wrong verb on a known path: 405 with code 12 "Method Not Allowed"', async () => {
-    const getMyOrg = await call('GET', '/management/v1/orgs/me');
-    expectError(getMyOrg, 501, 12);
-    expect(getMyOrg.body.message).toContain('GetMyOrg');
+    const getIAM = await call('GET', '/management/v1/iam');
+    expectError(getIAM, 501, 12);
+    expect(getIAM.body.message).toContain('GetIAM');
     expectError(await call('DELETE', `/v2/users/${gw.adminId}`), 501, 12);
     // grpc-gateway's routing error: HTTP 405, UNIMPLEMENTED's body.
     const wrongVerb = await call('PATCH', '/management/v1/users/1/profile', {});

@@ -91,6 +91,8 @@ describe('the twins, checked at start', () => {
       'getUserByID',
       'listUsers',
       'registerU2F',
+      'resendEmailCode',
+      'resendPhoneCode',
       'setEmail',
       'verifyEmail',
       'verifyPhone',

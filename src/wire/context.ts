@@ -56,8 +56,8 @@ export function unary<Req, Res>(
  * Server interceptor: the method and the error code of each call on the edge's request
  * state, so the request log line and the metrics name them (never the bodies).
  */
-/** ZITADEL's read methods (GetMyUser, ListUsers, …): never stored for idempotency, logged as queries. */
-export const isReadMethod = (name: string): boolean => name.startsWith('Get') || name.startsWith('List');
+/** ZITADEL's read methods (GetMyUser, ListUsers, …, and Healthz): never stored for idempotency, logged as queries. */
+export const isReadMethod = (name: string): boolean => name.startsWith('Get') || name.startsWith('List') || name === 'Healthz';
 
 export const requestFacts: Interceptor = (next) => async (req) => {
   const state = req.contextValues.get(requestStateKey);

@@ -2,8 +2,9 @@
 // services' methods over the same core as GraphQL's (src/http/idempotency-core.ts: the key rule, the caller's
 // scope, claim / wait / conflict, the sealed answer, the outcome counter). Here, what a wire
 // request is:
-// - a mutation: a method of the four ZITADEL services whose name does not start with "Get"
-//   (as requestFacts classifies them); grpc.health and reflection never look at the key;
+// - a mutation: a method of the four ZITADEL services that isReadMethod (context.ts) does not
+//   count as a read: Get…, List…, Healthz (as requestFacts classifies them); grpc.health and
+//   reflection never look at the key;
 // - its fingerprint input: the service and method and the canonical proto3 JSON of the request
 //   message, so one request is the same request over gRPC, Connect or REST (a retry may switch
 //   transport), and never the same as a GraphQL body (one key names one request);

@@ -1,5 +1,7 @@
 // zitadel.management.v1.ManagementService: the user, IDP, project and member methods the
-// gateway serves, their reads and change lists (src/wire/changes.ts); every other method answers UNIMPLEMENTED. The organization is
+// gateway serves, their reads and change lists (src/wire/changes.ts), and the reads of
+// src/wire/management-reads.ts (ListUserMetadata, ListHumanLinkedIDPs, ListHumanAuthFactors,
+// GetMyOrg, ListApps, Healthz); every other method answers UNIMPLEMENTED. The organization is
 // the x-zitadel-orgid / x-service-orgid header, else the caller's own (the commands decide).
 import type { ServiceImpl } from '@connectrpc/connect';
 import { IDPOwnerTypeSchema, IDPStateSchema, OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
@@ -18,6 +20,7 @@ import { base64, detailsV1, sentEnum, enumNumber, opt, refuseUnsupported, snapsh
 import { listOrgChanges, listProjectChanges, listUserChanges } from './changes.ts';
 import { unary, type WireDeps } from './context.ts';
 import { listUsersV1 } from './list-users.ts';
+import { managementReads } from './management-reads.ts';
 import { userV1 } from './users-v1.ts';
 
 // Request fields without a place in the commands; every other field of the implemented methods is mapped.
@@ -34,6 +37,7 @@ const unsupported = {
 
 export function managementService(wire: WireDeps): Partial<ServiceImpl<typeof ManagementService>> {
   return {
+    ...managementReads(wire),
     updateHumanProfile: unary(wire, 'UpdateHumanProfile', async (ctx, req, ops) => ({
       details: detailsV1(
         await ops.updateHumanProfile(ctx, {

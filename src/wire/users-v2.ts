@@ -1,10 +1,15 @@
 // zitadel.user.v2.UserService: AddHumanUser, SetEmail, VerifyEmail, VerifyPhone, RegisterU2F,
-// VerifyU2FRegistration, GetUserByID and ListUsers (list-users.ts); every other method answers UNIMPLEMENTED.
+// VerifyU2FRegistration, ResendEmailCode, ResendPhoneCode, GetUserByID and ListUsers
+// (list-users.ts); every other method answers UNIMPLEMENTED. The resends send a fresh code
+// (send_code, or no verification); their return_code is refused with INVALID_ARGUMENT (the
+// operation only sends).
 import type { JsonObject } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { GenderSchema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import {
   AddHumanUserRequestSchema,
+  ResendEmailCodeRequestSchema,
+  ResendPhoneCodeRequestSchema,
   UserService,
   type AddHumanUserRequest,
   type SetEmailRequest,
@@ -27,6 +32,10 @@ const ADD_HUMAN_USER_RENAMES: FieldRenames = {
 
 /** AddHumanUser's fields without a place in the command (no TOTP enrolment here); every other field is mapped. */
 const addHumanUserUnsupported = refuseUnsupported(AddHumanUserRequestSchema, ['totp_secret']);
+
+/** The resends' return_code: the operation sends the code and never answers it. */
+const resendEmailCodeUnsupported = refuseUnsupported(ResendEmailCodeRequestSchema, ['return_code']);
+const resendPhoneCodeUnsupported = refuseUnsupported(ResendPhoneCodeRequestSchema, ['return_code']);
 
 /** The email verification oneof (send_code / return_code / is_verified) as the command's three fields. */
 function emailVerification(v: SetEmailRequest['verification']) {
@@ -111,6 +120,17 @@ export function userService(wire: WireDeps): Partial<ServiceImpl<typeof UserServ
     verifyPhone: unary(wire, 'VerifyPhone', async (ctx, req, ops) => ({
       details: detailsV2(await ops.verifyPhone(ctx, { userId: req.userId, verificationCode: req.verificationCode })),
     })),
+
+    resendEmailCode: unary(wire, 'ResendEmailCode', async (ctx, req, ops) => {
+      resendEmailCodeUnsupported(req);
+      const urlTemplate = req.verification.case === 'sendCode' ? req.verification.value.urlTemplate : undefined;
+      return { details: detailsV2(await ops.resendEmailCode(ctx, { userId: req.userId, urlTemplate })) };
+    }),
+
+    resendPhoneCode: unary(wire, 'ResendPhoneCode', async (ctx, req, ops) => {
+      resendPhoneCodeUnsupported(req);
+      return { details: detailsV2(await ops.resendPhoneCode(ctx, { userId: req.userId })) };
+    }),
 
     registerU2F: unary(wire, 'RegisterU2F', async (ctx, req, ops) => {
       const r = await ops.registerU2F(ctx, { userId: req.userId, domain: opt(req.domain) });
