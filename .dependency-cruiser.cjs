@@ -15,7 +15,7 @@
 // each arrow points the way it does.
 
 const WIRING = '^src/(stores|node-ids)\\.ts$';
-const ENTRY = `^src/(main|server|worker-main)\\.ts$|^src/cli/|${WIRING}`;
+const ENTRY = `^src/(main|server|upstream-gateway|worker-main)\\.ts$|^src/cli/|${WIRING}`;
 const FACES = '^src/(graphql|schema|wire)/|^src/graphiql[^/]*\\.ts$';
 const EDGE = '^src/http/';
 const COMMANDS = '^src/commands/';

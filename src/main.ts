@@ -7,11 +7,12 @@ import { systemContext } from './commands/request-context.ts';
 import { loadConfig, type Config } from './config.ts';
 import { UnavailableError } from './errors.ts';
 import { createGateway, type Gateway } from './server.ts';
+import { createUpstreamGateway } from './upstream-gateway.ts';
 import { messageOf, redactUrl, redisUnreachable, startFailureLine, StartupError } from './start-errors.ts';
 
 let config: Config | undefined;
 /** Closed (within 5 s) when the start fails after it was created. */
-let opened: Gateway | undefined;
+let opened: Pick<Gateway, 'close'> | undefined;
 try {
   config = loadConfig();
   await start(config);
@@ -19,7 +20,22 @@ try {
   await failStart(err);
 }
 
+/** Upstream mode (ZITADEL_URL): no stores, no administrator of our own; the callers bring ZITADEL's tokens. */
+async function startUpstream(config: Config) {
+  const gateway = await createUpstreamGateway(config);
+  opened = gateway;
+  const { url, metricsUrl } = await gateway.listen();
+  const lines = [
+    `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
+    `In front of ${config.upstream!.url} over ${config.upstream!.transport === 'grpc' ? 'gRPC' : 'Connect'}; idempotency and rate limits: ${config.redis ? 'Redis' : 'memory'}`,
+    ...(metricsUrl ? [`Metrics (Prometheus) on ${metricsUrl}`] : []),
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  handleSignals(config, gateway);
+}
+
 async function start(config: Config) {
+  if (config.upstream) return startUpstream(config);
   const gateway = await createGateway(config).catch((err: unknown) => {
     // MongoDB is connected at the first request (below): a store unreachable here is Redis.
     throw config.redis && err instanceof UnavailableError ? redisUnreachable(config.redis, err) : err;
@@ -59,7 +75,7 @@ async function failStart(err: unknown): Promise<never> {
 
 // SIGTERM/SIGINT: stop accepting, let in-flight requests finish within SHUTDOWN_TIMEOUT_MS,
 // stop the worker, close the stores, exit 0 (1 when requests had to be cut or closing failed).
-function handleSignals(config: Config, gateway: Gateway) {
+function handleSignals(config: Config, gateway: Pick<Gateway, 'logger' | 'shutdown'>) {
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {

@@ -2,7 +2,7 @@
 // edge (src/http), and its two faces on one port: GraphQL (src/graphql over the schema of
 // src/schema) and the wire API (src/wire, loaded at its first request).
 import type { Server } from 'node:http';
-import { loadOrCreateSecret } from './auth/local-key.ts';
+import { loadOrCreateLocalKey, loadOrCreateSecret } from './auth/local-key.ts';
 import { createTokenVerifier } from './auth/tokens.ts';
 import { instanceAdminId } from './commands/bootstrap.ts';
 import type { Deps } from './commands/context.ts';
@@ -12,6 +12,7 @@ import { requestContext } from './commands/request-context.ts';
 import type { Config } from './config.ts';
 import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
 import { createHttpLayer } from './http/index.ts';
+import { jwksFace } from './http/jwks.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createPasswordHasher } from './model/passwords.ts';
@@ -148,7 +149,12 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     delivery,
     nodeIds,
     metrics,
-    listen: () => http.listen({ routed: [wire], otherwise: graphql.face }),
+    listen: () =>
+      http.listen({
+        // With its own signing key, its public half at ZITADEL's key-set path (src/http/jwks.ts).
+        routed: config.jwksUrl ? [wire] : [wire, jwksFace(async () => (await loadOrCreateLocalKey(config.dataDir)).publicJwk)],
+        otherwise: graphql.face,
+      }),
     shutdown,
     async close() {
       await shutdown();

@@ -60,7 +60,7 @@ function remoteKeys(url: string): JWTVerifyGetKey {
   };
 }
 
-function bearerToken(header: string | null | undefined): string {
+export function bearerToken(header: string | null | undefined): string {
   if (!header) throw unauthenticated('Missing bearer token');
   const m = /^Bearer +([A-Za-z0-9\-_.]+) *$/i.exec(header);
   if (!m?.[1] || m[1].length > MAX_TOKEN_LENGTH) throw unauthenticated('Authorization header must be "Bearer <token>"');

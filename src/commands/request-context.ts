@@ -2,35 +2,18 @@
 // GraphQL (src/server.ts) and the wire API's gRPC, gRPC-web, Connect and REST
 // (src/wire/context.ts). The organization header is read here only, so the faces cannot
 // disagree on it.
-import { invalid } from '../errors.ts';
 import type { CommandContext, Deps } from './context.ts';
 import { newReadBudget } from './read-budget.ts';
 import { newRequestView } from './request-view.ts';
+import { orgHeaderOf, type HeaderSource } from './org-header.ts';
 
-/** What the factory reads the headers through (fetch's Headers, or an adapter over node's). */
-export interface HeaderSource {
-  get(name: string): string | null;
-}
+export { orgHeaderOf, type HeaderSource };
 
 /** Who is calling, as the edge (or the face) verified the bearer token. */
 export interface CallerFacts {
   callerId: string | null;
   /** A token was sent and is not valid. */
   authError?: Error;
-}
-
-/**
- * The organization the request names: x-service-orgid or x-zitadel-orgid (ZITADEL's
- * clients), an empty one counting as absent. Both, naming two organizations, is
- * INVALID_ARGUMENT: which one the client (or a proxy that added one) meant cannot be told. An
- * input rule without I/O, so it is answered before authentication, as on every face.
- */
-export function orgHeaderOf(headers: HeaderSource): string | null {
-  const service = headers.get('x-service-orgid');
-  const zitadel = headers.get('x-zitadel-orgid');
-  if (service && zitadel && service !== zitadel)
-    throw invalid('x-zitadel-orgid', 'names another organization than x-service-orgid: send one of them');
-  return service || zitadel || null;
 }
 
 /** The request's CommandContext: the caller and the organization header (orgHeaderOf, which may throw). */

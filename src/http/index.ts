@@ -55,8 +55,10 @@ export interface HttpLayerOptions {
    *  keyed with, the readiness pings, the request limiter (src/stores.ts opens them). */
   stores: {
     secretKey: string | Buffer;
-    store: { ping(): Promise<unknown> };
-    codeStore: { ping(): Promise<unknown> };
+    /** What serves the operations (the event store; upstream mode: the upstream API), named in /ready as `name`. */
+    store: { ping(): Promise<unknown>; name?: string };
+    /** Redis, when REDIS_URL is set and the codes live there. */
+    codeStore?: { ping(): Promise<unknown> };
     rateLimiter: RateLimiter;
   };
   tokens: TokenVerifier;
@@ -91,8 +93,8 @@ export async function createHttpLayer(options: HttpLayerOptions): Promise<HttpLa
     onOutcome: metrics.idempotency,
   });
   const readinessChecks: ReadinessCheck[] = [
-    { name: config.mongodbUrl ? 'mongodb' : 'store', ping: () => stores.store.ping() },
-    ...(config.redis ? [{ name: 'redis', ping: () => stores.codeStore.ping() }] : []),
+    { name: stores.store.name ?? (config.mongodbUrl ? 'mongodb' : 'store'), ping: () => stores.store.ping() },
+    ...(config.redis && stores.codeStore ? [{ name: 'redis', ping: () => stores.codeStore!.ping() }] : []),
     ...(options.extraChecks ?? []),
   ];
   // Every request but preflights, before its body: GraphQL and the wire API alike.

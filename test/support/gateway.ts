@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import type { Notifier } from '../../src/notify/port.ts';
 import { createGateway, type Gateway } from '../../src/server.ts';
+import { createUpstreamGateway, type UpstreamGateway } from '../../src/upstream-gateway.ts';
 import { faultyProxy, readResponse } from './net.ts';
 import { TEST_DEFAULTS } from './test-defaults.ts';
 
@@ -55,6 +56,18 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/**
+ * Upstream mode for the GraphQL suites: with GATEWAY_MODE=upstream (the CI runs the GraphQL suites
+ * both ways), startGateway starts the gateway as before, as the upstream, and in front of it a
+ * second gateway with ZITADEL_URL pointing at it; requests go to the front one. `gateway`, the
+ * tokens and the admin stay the upstream's (what a test reads of the store is what the upstream
+ * persisted); `logs` has both gateways' lines.
+ */
+export const upstreamMode = process.env.GATEWAY_MODE === 'upstream';
+
+/** In upstream mode: marks a test that cannot run through the front gateway, with why. */
+export const embeddedOnly = (why: string) => ({ skip: upstreamMode ? `embedded mode only: ${why}` : false });
+
 export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-'));
   const config = loadConfig({ ...TEST_DEFAULTS, ...options.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
@@ -62,7 +75,20 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   const logger = createLogger('debug', (line) => logs.push(line));
   const gateway = await createGateway(config, { logger, notifier: options.notifier });
   const admin = await bootstrap(systemContext(gateway.deps));
-  const { url } = await gateway.listen();
+  const upstreamUrl = (await gateway.listen()).url;
+  let url = upstreamUrl;
+  let front: UpstreamGateway | undefined;
+  const frontDir = upstreamMode ? mkdtempSync(path.join(tmpdir(), 'gw-front-')) : undefined;
+  if (frontDir) {
+    const env = { ...TEST_DEFAULTS, ...options.env, DATA_DIR: frontDir, PORT: '0', HOST: '127.0.0.1' };
+    const frontConfig = loadConfig({
+      ...env,
+      ZITADEL_URL: new URL(upstreamUrl).origin,
+      ...(config.tls ? { ZITADEL_CA_FILE: options.env?.TLS_CERT_FILE } : {}),
+    });
+    front = await createUpstreamGateway(frontConfig, { logger });
+    url = (await front.listen()).url;
+  }
   const signer = createLocalTokenSigner(config);
   const adminToken = await signer.sign(admin.adminUserId);
 
@@ -95,8 +121,10 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     raw: (body, headers = {}) =>
       post(typeof body === 'string' ? body : JSON.stringify(body), { authorization: `Bearer ${adminToken}`, ...headers }),
     async close() {
+      await front?.close();
       await gateway.close();
       rmSync(dataDir, { recursive: true, force: true });
+      if (frontDir) rmSync(frontDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,44 @@
+// Upstream mode's view of a bearer token (src/upstream): the token itself goes to ZITADEL, which
+// decides what it may do; the gateway only needs a key for its own limits (rate limits, body
+// budgets, idempotency records) that a caller cannot forge. A JWT is verified against ZITADEL's
+// keys (ZITADEL's /oauth/v2/keys, or JWKS_URL) and keyed by its subject; an opaque token (a PAT,
+// an opaque access token) by a keyed hash of it, so the key names no secret. Issuer and audience
+// are ZITADEL's to check when it gets the token.
+import { createHmac } from 'node:crypto';
+import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { unauthenticated, unavailable } from '../errors.ts';
+import { bearerToken, type TokenVerifier } from './tokens.ts';
+
+const looksLikeJwt = (token: string): boolean => {
+  if (token.split('.').length !== 3) return false;
+  try {
+    return typeof decodeProtectedHeader(token).alg === 'string';
+  } catch {
+    return false;
+  }
+};
+
+export function createUpstreamTokenVerifier(jwksUrl: string, secret: string | Buffer): TokenVerifier {
+  const keys = createRemoteJWKSet(new URL(jwksUrl));
+  const cache = new Map<string, { userId: string; expMs: number }>();
+  return {
+    async verify(header) {
+      const token = bearerToken(header);
+      if (!looksLikeJwt(token)) return { userId: `opaque:${createHmac('sha256', secret).update(token).digest('base64url').slice(0, 32)}` };
+      const hit = cache.get(token);
+      if (hit && hit.expMs > Date.now()) return { userId: hit.userId };
+      try {
+        const { payload } = await jwtVerify(token, keys, { requiredClaims: ['sub', 'exp'] });
+        if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
+        cache.set(token, { userId: payload.sub!, expMs: payload.exp! * 1000 });
+        return { userId: payload.sub! };
+      } catch (err) {
+        if (err instanceof errors.JWTExpired) throw unauthenticated('Token expired');
+        if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWSSignatureVerificationFailed)
+          throw unauthenticated('Invalid token');
+        if (err instanceof errors.JOSEError && !(err instanceof errors.JWKSTimeout)) throw unauthenticated('Invalid token');
+        throw unavailable('Token keys cannot be fetched, try again');
+      }
+    },
+  };
+}

@@ -1,0 +1,106 @@
+// The calls to the upstream API: ZITADEL's own service clients (@zitadel/client) over one
+// connect-node transport (gRPC or Connect, HTTP/2), one session pool for every call. Each call
+// carries the caller's credentials (its Authorization header, and the organization header as
+// x-zitadel-orgid), a deadline (ZITADEL_TIMEOUT_MS), and is counted by method and outcome. A read
+// that meets UNAVAILABLE is sent once more; a write never is: a write the upstream may have run
+// must not run twice behind the caller's back (a retry with the same Idempotency-Key is answered
+// by the gateway's record, not sent again).
+import { Code, ConnectError, type CallOptions, type Transport } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport, Http2SessionManager } from '@connectrpc/connect-node';
+import { createAuthServiceClient, createManagementServiceClient } from '@zitadel/client/v1';
+import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
+import type { UpstreamConfig } from '../config-upstream.ts';
+import { unavailable } from '../errors.ts';
+import { fromUpstream, type FieldRenames } from './errors.ts';
+
+/** The caller's credentials, forwarded as they came. */
+export interface Credentials {
+  /** The Authorization header (Bearer …), or null. */
+  authorization: string | null;
+  /** The organization header (x-service-orgid or x-zitadel-orgid), forwarded as x-zitadel-orgid. */
+  orgId: string | null;
+}
+
+export type UpstreamObserver = (method: string, code: string, seconds: number) => void;
+
+export interface UpstreamClients {
+  auth: ReturnType<typeof createAuthServiceClient>;
+  management: ReturnType<typeof createManagementServiceClient>;
+  users: ReturnType<typeof createUserServiceClient>;
+  orgs: ReturnType<typeof createOrganizationServiceClient>;
+}
+
+export interface Upstream {
+  clients: UpstreamClients;
+  /**
+   * One call: `send` gets the call options (headers, deadline, signal) and calls one method.
+   * `read`: sent again once on UNAVAILABLE. `renames`: the wire's field names of the method's input.
+   */
+  call<T>(
+    method: string,
+    credentials: Credentials,
+    send: (options: CallOptions) => Promise<T>,
+    how?: { read?: boolean; renames?: FieldRenames },
+  ): Promise<T>;
+  /** Answers when the upstream does (ManagementService Healthz, no credentials), for /ready. */
+  ping(): Promise<void>;
+  close(): void;
+}
+
+export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}): Upstream {
+  // One HTTP/2 session, reused by every call and kept alive by pings; the session's memory raised
+  // from node's 10 MB default so that many concurrent answers do not fail as ENHANCE_YOUR_CALM.
+  const sessionManager = new Http2SessionManager(
+    config.url,
+    { pingIntervalMs: 30_000, pingTimeoutMs: 10_000, idleConnectionTimeoutMs: 5 * 60_000 },
+    { maxSessionMemory: 64, ...(config.ca ? { ca: config.ca } : {}) },
+  );
+  const options = { baseUrl: config.url, httpVersion: '2' as const, sessionManager, defaultTimeoutMs: config.timeoutMs };
+  const transport: Transport = config.transport === 'connect' ? createConnectTransport(options) : createGrpcTransport(options);
+  const clients: UpstreamClients = {
+    auth: createAuthServiceClient(transport),
+    management: createManagementServiceClient(transport),
+    users: createUserServiceClient(transport),
+    orgs: createOrganizationServiceClient(transport),
+  };
+
+  const once = async <T>(method: string, headers: Record<string, string>, send: (o: CallOptions) => Promise<T>): Promise<T> => {
+    const started = process.hrtime.bigint();
+    let code = 'OK';
+    try {
+      return await send({ headers, timeoutMs: config.timeoutMs });
+    } catch (err) {
+      code = err instanceof ConnectError ? Code[err.code] : 'ERROR';
+      throw err;
+    } finally {
+      observe(method, code, Number(process.hrtime.bigint() - started) / 1e9);
+    }
+  };
+
+  return {
+    clients,
+    async call(method, credentials, send, how = {}) {
+      const headers: Record<string, string> = {};
+      if (credentials.authorization) headers.authorization = credentials.authorization;
+      if (credentials.orgId) headers['x-zitadel-orgid'] = credentials.orgId;
+      try {
+        try {
+          return await once(method, headers, send);
+        } catch (err) {
+          if (!how.read || !(err instanceof ConnectError) || err.code !== Code.Unavailable) throw err;
+          return await once(method, headers, send);
+        }
+      } catch (err) {
+        throw fromUpstream(err, how.renames);
+      }
+    },
+    async ping() {
+      try {
+        await once('Healthz', {}, (o) => clients.management.healthz({}, o));
+      } catch (err) {
+        throw err instanceof ConnectError ? unavailable(`upstream: ${Code[err.code]}`) : err;
+      }
+    },
+    close: () => sessionManager.abort(),
+  };
+}
