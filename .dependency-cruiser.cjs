@@ -4,6 +4,8 @@
 //   operations        operations.ts: the one interface the faces call (and what they may use besides)
 //   the edge          http/ (HTTP only: no GraphQL, no gRPC)
 //   commands          commands/ (the operations; no drivers, no faces, no edge)
+//   upstream          upstream/ (the operations in front of ZITADEL, beside the commands: their
+//                     input rules only, ZITADEL's clients, no store, no edge, no face)
 //   model             model/ (entities, their events and fold; no store, no drivers)
 //   ports             store/port.ts (with read-models.ts and weight.ts, the types its reads use),
 //                     codes/port.ts, notify/port.ts
@@ -19,6 +21,7 @@ const ENTRY = `^src/(main|server|upstream-gateway|worker-main)\\.ts$|^src/cli/|$
 const FACES = '^src/(graphql|schema|wire)/|^src/graphiql[^/]*\\.ts$';
 const EDGE = '^src/http/';
 const COMMANDS = '^src/commands/';
+const UPSTREAM = '^src/upstream/';
 const MODEL = '^src/model/';
 const STORE_PORT = '^src/store/(port|read-models|weight)\\.ts$';
 const PORTS = `${STORE_PORT}|^src/(codes|notify)/port\\.ts$`;
@@ -81,7 +84,26 @@ module.exports = {
       'faces-through-operations',
       'A face reaches what serves the operations only through src/operations.ts (the calls, the context, the result types), never a command module: a second implementation of Operations (a gateway in front of ZITADEL) must be able to replace the commands without touching a face.',
       { path: FACES },
-      { path: COMMANDS },
+      { path: `${COMMANDS}|${UPSTREAM}` },
+    ),
+
+    rule(
+      'upstream-beside-commands',
+      'Upstream mode runs the commands\' input rules before any call (the same errors as the embedded mode) and nothing else of them: it is the other implementation of the operations, not a layer over the commands.',
+      { path: UPSTREAM },
+      { path: COMMANDS, pathNot: '^src/commands/([a-z0-9-]+-inputs|rules|org-header)\\.ts$' },
+    ),
+    rule(
+      'upstream-no-stores',
+      'Upstream mode has no store, no code store and no delivery of its own (ZITADEL persists, sends codes, verifies WebAuthn), and stands below the edge and the faces.',
+      { path: UPSTREAM },
+      { path: `${ADAPTERS}|${DRIVERS}|${EDGE}|${FACES}|${GRAPHQL_PACKAGES}`, pathNot: STORE_PORT },
+    ),
+    rule(
+      'commands-not-on-upstream',
+      'The commands do not know upstream mode exists.',
+      { path: `${COMMANDS}|${MODEL}|${ADAPTERS}|${PORTS}` },
+      { path: UPSTREAM },
     ),
 
     rule(

@@ -19,6 +19,7 @@ import {
   AddProjectDocument,
 } from './generated/operations.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import type { UpstreamGateway } from '../src/upstream-gateway.ts';
 import { describeWith } from './support/servers.ts';
 import type { AggregateType, EventStore } from '../src/store/port.ts';
 
@@ -34,6 +35,18 @@ const ENTITIES = `query Entities($representations: [_Any!]!) {
     ... on IdentityProvider { id name issuer }
   }
 }`;
+
+/** The front gateway's upstream calls so far, by method (gateway_upstream_duration_seconds_count). */
+async function upstreamCalls(front: UpstreamGateway): Promise<Record<string, number>> {
+  const text = await front.metrics.render();
+  const calls: Record<string, number> = {};
+  for (const m of text.matchAll(/^gateway_upstream_duration_seconds_count\{method="([^"]+)",code="[^"]+"\} (\d+)/gm))
+    calls[m[1]!] = (calls[m[1]!] ?? 0) + Number(m[2]);
+  return calls;
+}
+
+const callsSince = (before: Record<string, number>, after: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).flatMap(([k, n]) => (n - (before[k] ?? 0) > 0 ? [[k, n - (before[k] ?? 0)]] : [])));
 
 /**
  * Counts the calls reaching the real store: deps.store is replaced by a thin wrapper
@@ -116,6 +129,16 @@ function subgraphSuite(name: string, env: () => Record<string, string>) {
     });
 
     it('_entities resolves a batch of 5 User representations with one store round trip for the users', async () => {
+      if (gw.front) {
+        // Upstream mode: one upstream call (ListUsers, an in-user-ids query) for the batch, none per entity.
+        const before = await upstreamCalls(gw.front);
+        const res = await entities(userIds.map((id) => ({ __typename: 'User', id })));
+        expect(res.errors).toBeUndefined();
+        expect(res.data._entities.map((e: any) => [e.__typename, e.id])).toEqual(userIds.map((id) => ['User', id]));
+        const after = await upstreamCalls(gw.front);
+        expect(callsSince(before, after)).toEqual({ ListUsers: 1 });
+        return;
+      }
       const spy = countStoreCalls(gw.gateway.deps);
       let res;
       try {

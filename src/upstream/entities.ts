@@ -2,28 +2,45 @@
 // query) for every representation of a request, not one call per entity; the organization header,
 // when sent, narrows them as the embedded loads do. Organizations, projects and identity providers
 // have no read of many by id in ZITADEL's API: one read each (a page names few of them).
+import { AppError } from '../errors.ts';
 import type { EntityKind } from '../operations.ts';
 import type { User } from '../model/users.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { UpstreamContext } from './context.ts';
 import { userOf } from './convert.ts';
-import { identityProvider, organization, project } from './reads.ts';
+import { identityProvider, me, organization, project } from './reads.ts';
 import { read } from './send.ts';
 
 async function users(ctx: UpstreamContext, ids: readonly string[]): Promise<Map<string, Snapshot<User>>> {
   const found = new Map<string, Snapshot<User>>();
   if (ids.length === 0) return found;
-  const r = await read(ctx, 'ListUsers', (o) =>
-    ctx.upstream.clients.users.listUsers(
-      { query: { limit: ids.length }, queries: [{ query: { case: 'inUserIdsQuery', value: { userIds: [...ids] } } }] },
-      o,
-    ),
-  );
+  const r = await listed(ctx, ids);
+  if (!r) {
+    // A caller that may list no users still sees itself, as in the embedded loads.
+    const mine = await me(ctx).catch(() => null);
+    if (mine && ids.includes(mine.id) && (!ctx.orgHeader || mine.resourceOwner === ctx.orgHeader)) found.set(mine.id, mine);
+    return found;
+  }
   for (const u of r.result) {
     const user = userOf(u);
     if (user && (!ctx.orgHeader || user.resourceOwner === ctx.orgHeader)) found.set(user.id, user);
   }
   return found;
+}
+
+/** One ListUsers for the ids; null when the caller may list none (PERMISSION_DENIED). */
+async function listed(ctx: UpstreamContext, ids: readonly string[]) {
+  try {
+    return await read(ctx, 'ListUsers', (o) =>
+      ctx.upstream.clients.users.listUsers(
+        { query: { limit: ids.length }, queries: [{ query: { case: 'inUserIdsQuery', value: { userIds: [...ids] } } }] },
+        o,
+      ),
+    );
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'PERMISSION_DENIED') return null;
+    throw err;
+  }
 }
 
 export async function entities<S>(ctx: UpstreamContext, kind: EntityKind, ids: readonly string[]): Promise<Map<string, Snapshot<S>>> {

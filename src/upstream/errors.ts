@@ -74,6 +74,8 @@ export function fromUpstream(err: unknown, renames?: FieldRenames): unknown {
   const retry = (err.findDetails(RetryInfoSchema) as { retryDelay?: { seconds: bigint } }[])[0]?.retryDelay;
   if (retry) details.push({ '@type': RETRY_INFO_TYPE, retryDelay: `${retry.seconds}s` });
   if (detail) details.push({ '@type': ERROR_DETAIL_TYPE, id: detail.id, message: detail.message });
-  if (err.code === Code.DeadlineExceeded) message = 'The upstream did not answer in time, try again';
+  // A write may have been made or not (the upstream may still finish it): the caller is told so.
+  if (err.code === Code.DeadlineExceeded)
+    message = 'The upstream did not answer in time (ZITADEL_TIMEOUT_MS); a change may or may not have been made';
   return new AppError(code, message, details);
 }

@@ -9,7 +9,7 @@ import { entities } from './entities.ts';
 import { history, historyFromSequence } from './history.ts';
 import { inputRules } from './inputs.ts';
 import * as reads from './reads.ts';
-import { resourceMutations } from './resources.ts';
+import { accountMutations, resourceMutations } from './resources.ts';
 import { searchUsers } from './user-search.ts';
 import { userMutations } from './users.ts';
 
@@ -18,6 +18,7 @@ export function upstreamOperations(config: Config): Operations<UpstreamContext> 
   return {
     ...userMutations(rules),
     ...resourceMutations(rules),
+    ...accountMutations(rules),
     me: reads.me,
     userPart: reads.userPart,
     projectApps: reads.projectApps,

@@ -8,6 +8,7 @@ import { detailsOf, enumOf } from './convert.ts';
 import { checked, type InputRules } from './inputs.ts';
 import { write } from './send.ts';
 
+/** Identity providers, projects and SAML apps (management v1). */
 export function resourceMutations(rules: InputRules) {
   return {
     async addOIDCIdentityProvider(ctx: UpstreamContext, raw: unknown): Promise<AddIdpResult> {
@@ -71,7 +72,12 @@ export function resourceMutations(rules: InputRules) {
       );
       return { appId: r.appId, details: detailsOf(r.details) };
     },
+  };
+}
 
+/** Organizations and members (org v2, management v1), security keys and resent codes (user v2). */
+export function accountMutations(rules: InputRules) {
+  return {
     async addOrganization(ctx: UpstreamContext, raw: unknown) {
       const input = await checked(rules.addOrganization, raw);
       const r = await write(ctx, 'AddOrganization', (o) => ctx.upstream.clients.orgs.addOrganization({ name: input.name, admins: [] }, o));

@@ -43,6 +43,49 @@ function phoneVerification(v: Verification): NonNullable<MessageInitShape<typeof
 
 const orNothing = (s: string | null | undefined) => s ?? undefined;
 
+/** AddHumanUser (user v2): a new user, or one imported with its password hash. */
+async function addHumanUser(rules: InputRules, ctx: UpstreamContext, raw: unknown): Promise<AddHumanUserResult> {
+  const input = await checked(rules.addHumanUser, raw);
+  const org = input.organisation;
+  const r = await write(
+    ctx,
+    'AddHumanUser',
+    (o) =>
+      ctx.upstream.clients.users.addHumanUser(
+        {
+          userId: orNothing(input.userId),
+          username: orNothing(input.username),
+          organization: org
+            ? { org: org.orgId ? { case: 'orgId', value: org.orgId } : { case: 'orgDomain', value: org.orgDomain ?? '' } }
+            : undefined,
+          profile: {
+            givenName: input.profile.firstName,
+            familyName: input.profile.lastName,
+            nickName: orNothing(input.profile.nickName),
+            displayName: orNothing(input.profile.displayName),
+            preferredLanguage: orNothing(input.profile.preferredLanguage),
+            gender: enumOf(GenderV2Schema, input.profile.gender),
+          },
+          email: { email: input.email.email, verification: emailVerification(input.email) },
+          phone: input.phone?.phone ? { phone: input.phone.phone, verification: phoneVerification(input.phone) } : undefined,
+          metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })),
+          passwordType: input.password
+            ? { case: 'password', value: { password: input.password.password, changeRequired: input.password.changeRequired ?? false } }
+            : input.hashedPassword
+              ? {
+                  case: 'hashedPassword',
+                  value: { hash: input.hashedPassword.hash, changeRequired: input.hashedPassword.changeRequired ?? false },
+                }
+              : { case: undefined },
+          idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
+        },
+        o,
+      ),
+    ADD_HUMAN_USER_RENAMES,
+  );
+  return { userId: r.userId, details: detailsOf(r.details), emailCode: r.emailCode ?? null, phoneCode: r.phoneCode ?? null };
+}
+
 export function userMutations(rules: InputRules) {
   return {
     async updateMyProfile(ctx: UpstreamContext, raw: unknown): Promise<Details> {
@@ -82,47 +125,7 @@ export function userMutations(rules: InputRules) {
       return detailsOf(r.details);
     },
 
-    async addHumanUser(ctx: UpstreamContext, raw: unknown): Promise<AddHumanUserResult> {
-      const input = await checked(rules.addHumanUser, raw);
-      const org = input.organisation;
-      const r = await write(
-        ctx,
-        'AddHumanUser',
-        (o) =>
-          ctx.upstream.clients.users.addHumanUser(
-            {
-              userId: orNothing(input.userId),
-              username: orNothing(input.username),
-              organization: org
-                ? { org: org.orgId ? { case: 'orgId', value: org.orgId } : { case: 'orgDomain', value: org.orgDomain ?? '' } }
-                : undefined,
-              profile: {
-                givenName: input.profile.firstName,
-                familyName: input.profile.lastName,
-                nickName: orNothing(input.profile.nickName),
-                displayName: orNothing(input.profile.displayName),
-                preferredLanguage: orNothing(input.profile.preferredLanguage),
-                gender: enumOf(GenderV2Schema, input.profile.gender),
-              },
-              email: { email: input.email.email, verification: emailVerification(input.email) },
-              phone: input.phone?.phone ? { phone: input.phone.phone, verification: phoneVerification(input.phone) } : undefined,
-              metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })),
-              passwordType: input.password
-                ? { case: 'password', value: { password: input.password.password, changeRequired: input.password.changeRequired ?? false } }
-                : input.hashedPassword
-                  ? {
-                      case: 'hashedPassword',
-                      value: { hash: input.hashedPassword.hash, changeRequired: input.hashedPassword.changeRequired ?? false },
-                    }
-                  : { case: undefined },
-              idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
-            },
-            o,
-          ),
-        ADD_HUMAN_USER_RENAMES,
-      );
-      return { userId: r.userId, details: detailsOf(r.details), emailCode: r.emailCode ?? null, phoneCode: r.phoneCode ?? null };
-    },
+    addHumanUser: (ctx: UpstreamContext, raw: unknown) => addHumanUser(rules, ctx, raw),
 
     async setEmail(ctx: UpstreamContext, raw: unknown) {
       const input = await checked(rules.setEmail, raw);

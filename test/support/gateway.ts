@@ -42,6 +42,8 @@ export interface TestGateway {
   baseUrl: string;
   config: Config;
   gateway: Gateway;
+  /** Upstream mode (GATEWAY_MODE=upstream): the front gateway the requests go to; `gateway` is then its upstream. */
+  front?: UpstreamGateway;
   adminId: string;
   adminToken: string;
   defaultOrgId: string;
@@ -80,7 +82,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
   let front: UpstreamGateway | undefined;
   const frontDir = upstreamMode ? mkdtempSync(path.join(tmpdir(), 'gw-front-')) : undefined;
   if (frontDir) {
-    const env = { ...TEST_DEFAULTS, ...options.env, DATA_DIR: frontDir, PORT: '0', HOST: '127.0.0.1' };
+    const env = { ...TEST_DEFAULTS, ZITADEL_TIMEOUT_MS: '120000', ...options.env, DATA_DIR: frontDir, PORT: '0', HOST: '127.0.0.1' };
     const frontConfig = loadConfig({
       ...env,
       ZITADEL_URL: new URL(upstreamUrl).origin,
@@ -106,6 +108,7 @@ export async function startGateway(options: StartOptions = {}): Promise<TestGate
     baseUrl: new URL(url).origin,
     config,
     gateway,
+    ...(front ? { front } : {}),
     adminId: admin.adminUserId,
     adminToken,
     defaultOrgId: admin.defaultOrgId,
