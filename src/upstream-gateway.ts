@@ -46,7 +46,7 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
     logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; gateways sharing one Redis need the same key');
   const secretKey = config.codeHmacKey ?? (await loadOrCreateSecret(config.dataDir, 'code-hmac.key'));
   const upstream = createUpstream(settings, metrics.upstreamCall);
-  const tokens = createUpstreamTokenVerifier(settings.jwksUrl, secretKey);
+  const tokens = createUpstreamTokenVerifier(settings.jwksUrl, secretKey, settings.ca);
   const http = await createHttpLayer({
     config,
     logger,

@@ -2,7 +2,6 @@
 // openssl CLI; gRPC, gRPC-web, Connect and GraphQL over it with that certificate as the CA; ALPN
 // (h2, http/1.1, none); a cleartext client gets no answer; a graceful stop over TLS. Under CI a
 // missing openssl fails the suite; elsewhere it is skipped with a loud line saying so.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
@@ -14,48 +13,10 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
+import { findOpenssl, makeCertificate } from './support/certificate.ts';
 import { h2Request } from './support/grpc-raw.ts';
 import { describeRequiring } from './support/servers.ts';
 import { bearer, zitadelClients } from './support/wire-clients.ts';
-
-function findOpenssl(): string {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'pipe' });
-    return 'openssl';
-  } catch {
-    return '';
-  }
-}
-
-/** A self-signed EC P-256 certificate for 127.0.0.1 and localhost, in `dir`. */
-function makeCertificate(openssl: string, dir: string) {
-  const certFile = path.join(dir, 'cert.pem');
-  const keyFile = path.join(dir, 'key.pem');
-  execFileSync(
-    openssl,
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'pipe' },
-  );
-  return { certFile, keyFile };
-}
 
 /** One HTTPS GET: status, body, and the ALPN protocol of its socket. */
 function httpsGet(url: string, options: RequestOptions) {

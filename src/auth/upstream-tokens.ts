@@ -5,7 +5,8 @@
 // an opaque access token) by a keyed hash of it, so the key names no secret. Issuer and audience
 // are ZITADEL's to check when it gets the token.
 import { createHmac } from 'node:crypto';
-import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { request as httpsRequest } from 'node:https';
+import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { unauthenticated, unavailable } from '../errors.ts';
 import { bearerToken, type TokenVerifier } from './tokens.ts';
 
@@ -18,8 +19,31 @@ const looksLikeJwt = (token: string): boolean => {
   }
 };
 
-export function createUpstreamTokenVerifier(jwksUrl: string, secret: string | Buffer): TokenVerifier {
-  const keys = createRemoteJWKSet(new URL(jwksUrl));
+/** The largest key set read (ZITADEL's holds a few keys: kilobytes). */
+const MAX_JWKS_BYTES = 1024 * 1024;
+
+/** fetch for the key set over HTTPS trusting `ca` (ZITADEL_CA_FILE), as the upstream calls do; global fetch takes no CA. */
+function fetchTrusting(ca: Buffer) {
+  return (url: string, options: { headers: Headers; signal: AbortSignal }): Promise<Response> =>
+    new Promise((resolve, reject) => {
+      const req = httpsRequest(url, { ca, headers: Object.fromEntries(options.headers), signal: options.signal }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_JWKS_BYTES) res.destroy(new Error('key set too large'));
+          else chunks.push(c);
+        });
+        res.on('error', reject);
+        res.on('end', () => resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 500 })));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+}
+
+export function createUpstreamTokenVerifier(jwksUrl: string, secret: string | Buffer, ca?: Buffer): TokenVerifier {
+  const keys = createRemoteJWKSet(new URL(jwksUrl), ca && jwksUrl.startsWith('https:') ? { [customFetch]: fetchTrusting(ca) } : {});
   const cache = new Map<string, { userId: string; expMs: number }>();
   return {
     async verify(header) {
