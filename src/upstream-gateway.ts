@@ -13,6 +13,7 @@ import { createLogger, type Logger } from './log.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter } from './notify/rate-limit.ts';
 import { faceOperations, type OperationContext, type Operations } from './operations.ts';
 import { buildSchema } from './schema/index.ts';
+import { closeRedis, failFastRedis } from './redis.ts';
 import { redisUnreachable } from './start-errors.ts';
 import { timed } from './timed.ts';
 import { createUpstream, type Upstream } from './upstream/client.ts';
@@ -45,13 +46,20 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
   if (redis && !config.codeHmacKey)
     logger.log('warn', 'CODE_HMAC_KEY is not set: using the key in the data folder; gateways sharing one Redis need the same key');
   const secretKey = config.codeHmacKey ?? (await loadOrCreateSecret(config.dataDir, 'code-hmac.key'));
+  // /ready pings the Redis of the idempotency records and rate limits, as in the embedded mode.
+  const redisProbe = redis ? failFastRedis(redis) : undefined;
   const upstream = createUpstream(settings, metrics.upstreamCall);
   const tokens = createUpstreamTokenVerifier(settings.jwksUrl, secretKey, settings.ca);
   const http = await createHttpLayer({
     config,
     logger,
     metrics,
-    stores: { secretKey, rateLimiter, store: { name: 'upstream', ping: () => upstream.ping() } },
+    stores: {
+      secretKey,
+      rateLimiter,
+      store: { name: 'upstream', ping: () => upstream.ping() },
+      ...(redisProbe ? { codeStore: { ping: () => redisProbe.ping() } } : {}),
+    },
     tokens,
   });
   const ops = upstreamOperations(config);
@@ -73,6 +81,7 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
       const clean = await http.close();
       upstream.close();
       await rateLimiter.close();
+      if (redisProbe) await closeRedis(redisProbe);
       return clean;
     })());
   return {

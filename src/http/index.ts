@@ -57,7 +57,7 @@ export interface HttpLayerOptions {
     secretKey: string | Buffer;
     /** What serves the operations (the event store; upstream mode: the upstream API), named in /ready as `name`. */
     store: { ping(): Promise<unknown>; name?: string };
-    /** Redis, when REDIS_URL is set and the codes live there. */
+    /** Redis, when REDIS_URL is set: the codes' store (upstream mode: a connection kept for this probe). */
     codeStore?: { ping(): Promise<unknown> };
     rateLimiter: RateLimiter;
   };
