@@ -8,6 +8,7 @@ import { createUpstreamTokenVerifier } from './auth/upstream-tokens.ts';
 import type { Config } from './config.ts';
 import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
 import { createHttpLayer } from './http/index.ts';
+import { notServedFace } from './http/not-served.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter } from './notify/rate-limit.ts';
@@ -19,6 +20,7 @@ import { timed } from './timed.ts';
 import { createUpstream, type Upstream } from './upstream/client.ts';
 import { upstreamContext } from './upstream/context.ts';
 import { upstreamOperations } from './upstream/operations.ts';
+import { mayBeWirePath } from './wire/paths.ts';
 
 export interface UpstreamGateway {
   yoga: GraphQLYoga;
@@ -90,7 +92,11 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
     upstream,
     logger,
     metrics,
-    listen: () => http.listen({ routed: [], otherwise: graphql.face }),
+    listen: () =>
+      http.listen({
+        routed: [notServedFace(mayBeWirePath, `ZITADEL's API is not served in upstream mode: call ${settings.url}`)],
+        otherwise: graphql.face,
+      }),
     shutdown,
     async close() {
       await shutdown();
