@@ -28,10 +28,14 @@ async function orNull<T>(p: Promise<T>): Promise<T | null> {
   }
 }
 
+/** auth v1 GetMyUser, once a request: who the caller is, and its organization. */
+const myUser = (ctx: UpstreamContext) =>
+  readOnce(ctx, 'GetMyUser', () => read(ctx, 'GetMyUser', (o) => ctx.upstream.clients.auth.getMyUser({}, o)));
+
 /** The caller's own user (auth v1 GetMyUser names it; user v2 reads all of it). */
 export function me(ctx: UpstreamContext): Promise<Snapshot<User>> {
   return readOnce(ctx, 'me', async () => {
-    const mine = await read(ctx, 'GetMyUser', (o) => ctx.upstream.clients.auth.getMyUser({}, o));
+    const mine = await myUser(ctx);
     const id = mine.user?.id ?? '';
     const user = await userById(ctx, id, null);
     if (!user) throw new AppError('UNAUTHENTICATED', 'The token names no known user');
@@ -52,7 +56,7 @@ function userById(ctx: UpstreamContext, id: string, orgId: string | null): Promi
 
 /** The acting organization: the header, else the caller's own. */
 async function actingOrg(ctx: UpstreamContext): Promise<string> {
-  return ctx.orgHeader ?? (await me(ctx)).resourceOwner;
+  return ctx.orgHeader ?? (await myUser(ctx)).user?.details?.resourceOwner ?? '';
 }
 
 export async function user(ctx: UpstreamContext, id: string): Promise<Snapshot<User> | null> {
