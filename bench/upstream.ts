@@ -14,10 +14,11 @@
 //      (every method and code) read from its /metrics before and after a few requests sent one at
 //      a time, over the requests answered, by method; each count held to a budget (more fails the
 //      bench: a lost batch, e.g. `_entities` reading user by user, shows here first).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { formatSummary, summarize } from './cpuprofile-top.ts';
 import { round } from './round-trips.ts';
 import type { Child, Measured } from './run.ts';
 import { makeUsers, OPS, PROFILES, scenarios, uniqueEmail, type Load, type Target } from './scenarios.ts';
@@ -219,15 +220,20 @@ export async function runUpstream(h: Harness): Promise<UpstreamRun> {
   const samplers: ReturnType<Harness['rssSampler']>[] = [];
   const run: UpstreamRun = { rows: [], calls: [], duration, warmup, connections, peakRssMb: { front: 0, upstream: 0 }, problems: [] };
   const t0 = performance.now();
+  const profDir = path.join(os.tmpdir(), `bench-upstream-front-${h.run}`);
+  let window: { fromUs?: number; toUs?: number } = {};
   try {
     h.log('upstream: starting the upstream (an embedded gateway) and the front (upstream mode) in front of it');
     const upstream = await h.startChild('gateway', { ...h.env, ...noStores, DATA_DIR: path.join(dir, 'upstream') }, []);
     children.push(upstream);
     const origin = new URL(upstream.target.url).origin;
+    // With --cpu-prof: the front's main thread over the upstream-mode measurement (its profile is written when it stops).
+    if (h.opts.cpuProf) mkdirSync(profDir, { recursive: true });
+    const frontArgs = h.opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
     const front = await h.startChild(
       'gateway-front',
       { ...h.env, ...noStores, DATA_DIR: path.join(dir, 'front'), ZITADEL_URL: origin },
-      [],
+      frontArgs,
     );
     children.push(front);
     samplers.push(h.rssSampler(front.proc.pid!), h.rssSampler(upstream.proc.pid!));
@@ -262,6 +268,7 @@ export async function runUpstream(h: Harness): Promise<UpstreamRun> {
       const [f0, u0] = await Promise.all([h.mark(front), h.mark(upstream)]);
       const m = await h.drive(target.url, measuredLoad, connections, duration);
       const [f1, u1] = await Promise.all([h.mark(front), h.mark(upstream)]);
+      if (label === 'upstream mode') window = { fromUs: f0.mark, toUs: f1.mark };
       const calls = calls0 ? sum(since(await upstreamCalls(metricsUrl), calls0)) : undefined;
       const perReq = (a: number, b: number) => (m.requests ? round((b - a) / 1000 / m.requests, 3) : undefined);
       const row: UpstreamRow = {
@@ -301,6 +308,19 @@ export async function runUpstream(h: Harness): Promise<UpstreamRun> {
     for (const s of samplers) s.stop();
     for (const child of children.reverse()) await h.stopChild(child);
     rmSync(dir, { recursive: true, force: true });
+    if (h.opts.cpuProf) {
+      const busiest = readdirSync(profDir)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => summarize(path.join(profDir, f), 15, window))
+        .sort((a, b) => b.busyMs - a.busyMs)[0];
+      const answered = run.rows.find((r) => r.path === 'upstream mode')?.requests;
+      if (busiest)
+        h.log(
+          `upstream: CPU profile of the front over the upstream-mode measurement` +
+            (answered ? `, ${round(busiest.busyMs / answered, 3)} ms busy per request` : '') +
+            ` (kept in ${profDir})\n${formatSummary(busiest)}`,
+        );
+    }
   }
   return run;
 }
