@@ -22,6 +22,9 @@
 //      error check only.
 //   5. Start time and RSS of the compiled gateway (dist/gateway/main.js) on data folders with no
 //      users, 100,000 and 1,000,000 (bench/scale.ts; the million only in a full run).
+//   6. Upstream mode (bench/upstream.ts): updateHumanProfile through a gateway in upstream mode in
+//      front of an embedded gateway (two children), beside the same by GraphQL and by gRPC on the
+//      embedded one; then the upstream calls per GraphQL operation, from the front's /metrics.
 // Prints the tables and writes bench/results/latest.json.
 //
 //   npm run bench                       10 s per scenario, 10 connections
@@ -29,11 +32,12 @@
 //   npm run bench -- --only updateHumanProfile/embedded,yoga-ping --cpu-prof
 //   npm run bench -- --only rt          the round-trip table only (rt:OPERATION/STORE selects less)
 //   npm run bench -- --only users-search,scale    tables 4 and 5 only
+//   npm run bench -- --only upstream    table 6 only
 //
 // Options: --smoke, --duration S, --warmup S, --connections N, --only a,b (substrings of
 // "scenario/store" for the throughput runs; items starting with "rt" are substrings of
 // "rt:operation/store" for the round-trip table, items starting with "users-search" of
-// "users-search/store" for the search table; "scale" selects the scale table), --sequential N
+// "users-search/store" for the search table; "scale" selects the scale table, "upstream" the upstream table), --sequential N
 // (requests per delay setting and operation in the round-trip table; default 40, smoke 8),
 // --sequential-warmup N (before them; default 60, smoke 10), --scale-users N,M (the folder
 // sizes of the start-up table; default 0,100000,1000000, smoke 0,10000), --cpu-prof (profile the
@@ -72,6 +76,7 @@ import {
   type Target,
 } from './scenarios.ts';
 import { ME_REQUESTS, runScale, scaleTable, worst, type ScaleRow } from './scale.ts';
+import { runUpstream, upstreamTables, type UpstreamRun } from './upstream.ts';
 import { runUsersSearch, SEARCH_USERS, searchTable, SEQUENTIAL, type SearchRun } from './users-search.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -160,6 +165,8 @@ export interface Child {
   target: Target;
   /** When the server listened, on the monotonic clock of its CPU profile (µs). */
   readyUs: number;
+  /** The whole line it printed when it listened (e.g. metricsUrl, defaultOrgId). */
+  info: Record<string, any>;
   nextLine: (timeoutMs?: number) => Promise<Record<string, any>>;
   stderrTail: () => string;
 }
@@ -175,10 +182,11 @@ export interface Mark {
   store?: { appends: number; syncs: number };
 }
 
-let current: ChildProcess | undefined;
+/** The server children alive (the upstream table runs two at once). */
+const running = new Set<ChildProcess>();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (current && current.exitCode === null) current.kill('SIGKILL');
+    for (const child of running) if (child.exitCode === null) child.kill('SIGKILL');
     process.exit(130); // the servers started by servers-start.ts die in its exit handler
   });
 }
@@ -189,7 +197,7 @@ async function startChild(kind: ServerKind, env: Record<string, string>, nodeArg
     env: { ...process.env, ...production.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  current = proc;
+  running.add(proc);
   let tail = '';
   proc.stderr!.on('data', (chunk: Buffer) => (tail = (tail + chunk.toString()).slice(-4000)));
   const queued: string[] = [];
@@ -216,7 +224,7 @@ async function startChild(kind: ServerKind, env: Record<string, string>, nodeArg
       });
     });
   const info = await nextLine(60_000);
-  return { proc, target: { url: info.url, adminToken: info.adminToken }, readyUs: info.readyUs, nextLine, stderrTail: () => tail };
+  return { proc, target: { url: info.url, adminToken: info.adminToken }, readyUs: info.readyUs, info, nextLine, stderrTail: () => tail };
 }
 
 /** Ends one phase in the child: its event-loop delay and memory since the previous mark. */
@@ -233,7 +241,7 @@ async function stopChild(child: Child): Promise<void> {
   const timer = setTimeout(() => child.proc.kill('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
-  current = undefined;
+  running.delete(child.proc);
 }
 
 // ---------------------------------------------------------------- process figures
@@ -1023,7 +1031,7 @@ async function main(): Promise<number> {
     for (const scenario of scenarios) if (scenario.server === 'gateway') plans.push({ scenario, store });
   }
   const rtPlans = (['embedded', 'mongodb+redis'] as const).flatMap((store) => sequentialOps.map((op) => ({ op, store })));
-  const own = (o: string) => o.startsWith('rt') || o.startsWith('users-search') || o === 'scale';
+  const own = (o: string) => o.startsWith('rt') || o.startsWith('users-search') || o === 'scale' || o === 'upstream';
   const throughputOnly = opts.only.filter((o) => !own(o));
   const rtOnly = opts.only.filter((o) => o.startsWith('rt'));
   const selected = opts.only.length
@@ -1034,7 +1042,8 @@ async function main(): Promise<number> {
     (store) => !opts.only.length || opts.only.some((o) => o.startsWith('users-search') && `users-search/${store}`.includes(o)),
   );
   const scaleSelected = !opts.only.length || opts.only.includes('scale');
-  if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected)
+  const upstreamSelected = !opts.only.length || opts.only.includes('upstream');
+  if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected && !upstreamSelected)
     throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
   buildServers();
@@ -1102,6 +1111,7 @@ async function main(): Promise<number> {
     },
   };
   for (const store of searchRunnable) searchRuns.push(await runUsersSearch(harness, store, servers.mongo, servers.redis));
+  const upstreamRun: UpstreamRun | undefined = upstreamSelected ? await runUpstream(harness) : undefined;
   const scaleRows: ScaleRow[] = scaleSelected ? await runScale(root, production, opts.smoke, log, opts.scaleUsers) : [];
   await dropDatabases(servers.mongo?.url);
 
@@ -1120,6 +1130,11 @@ async function main(): Promise<number> {
   }
 
   const profileRow = rows.find((r) => r.scenario === 'updateHumanProfile' && r.store === 'embedded');
+  /** Upstream mode's req/s over the direct GraphQL or the upstream gRPC path's: printed, no target. */
+  const upstreamRatio = (k: 'ratioDirect' | 'ratioGrpc') => {
+    const r = upstreamRun?.rows.find((x) => x.path === 'upstream mode');
+    return r?.[k] === undefined ? undefined : { value: r[k], target: 'none, measured', met: true };
+  };
   const embeddedRows = rows.filter((r) => r.store === 'embedded');
   const speedRows = rows.filter((r) => r.store !== 'mongodb+redis');
   const checkRows = rows.filter((r) => r.store === 'mongodb+redis');
@@ -1187,15 +1202,33 @@ async function main(): Promise<number> {
       target: `< 300 with 1000000 users; the largest of ${biggest.starts.length} starts${biggest.users === 1e6 ? '' : `, measured with ${biggest.users}`}`,
       met: worst(biggest).rssMb < 300,
     },
+    upstreamModeVsDirectGraphql: upstreamRatio('ratioDirect'),
+    upstreamModeVsUpstreamGrpc: upstreamRatio('ratioGrpc'),
+    upstreamCallsPerOperation: upstreamRun && {
+      value: upstreamRun.calls.map((c) => `${c.operation} ${c.perRequest}`).join('; '),
+      target: `at most ${upstreamRun.calls.map((c) => c.budget).join(', ')} in that order`,
+      met: upstreamRun.problems.length === 0,
+    },
     errors: (() => {
-      const all: Measured[] = [...rows, ...(latency ? [latency.hashing, latency.probe] : []), ...searchRuns.flatMap((r) => r.rows)];
+      const all: Measured[] = [
+        ...rows,
+        ...(latency ? [latency.hashing, latency.probe] : []),
+        ...searchRuns.flatMap((r) => r.rows),
+        ...(upstreamRun?.rows ?? []),
+      ];
       const sum = (k: 'non2xx' | 'errors' | 'graphqlErrors') => all.reduce((s, m) => s + m[k], 0);
       const searchProblems = searchRuns.reduce((n, r) => n + r.problems.length, 0);
       const value =
         `${sum('non2xx')}/${sum('errors')}/${sum('graphqlErrors')} (non-2xx/conn/app), ${rtFailures} in the round-trip table` +
         (searchRuns.length ? `, ${searchProblems} problems in the search table` : '') +
+        (upstreamRun ? `, ${upstreamRun.problems.length} problems in the upstream table` : '') +
         (scaleRows.length ? `, ${scaleFailures} failed \`me\` in the scale table` : '');
-      return { value, target: '0/0/0, 0', met: !all.some(failed) && rtFailures === 0 && searchProblems === 0 && scaleFailures === 0 };
+      const upstreamProblems = upstreamRun?.problems.length ?? 0;
+      return {
+        value,
+        target: '0/0/0, 0',
+        met: !all.some(failed) && rtFailures === 0 && searchProblems === 0 && scaleFailures === 0 && upstreamProblems === 0,
+      };
     })(),
   };
 
@@ -1316,7 +1349,25 @@ async function main(): Promise<number> {
       scaleTable(scaleRows),
     );
   }
-  if (!speedRows.length && (searchRuns.length || scaleRows.length)) {
+  if (upstreamRun) {
+    const up = upstreamRun.rows.find((r) => r.path === 'upstream mode');
+    const direct = upstreamRun.rows.find((r) => r.path === 'direct GraphQL');
+    const grpc = upstreamRun.rows.find((r) => r.path === 'upstream gRPC');
+    lines.push(
+      '',
+      `Upstream mode (bench/upstream.ts): a gateway in upstream mode (ZITADEL_URL, gRPC over h2c) in front of an embedded gateway, each a child process, ` +
+        `updateHumanProfile three ways, ${upstreamRun.duration} s each after ${upstreamRun.warmup} s of warm-up, ${upstreamRun.connections} connections` +
+        (up && direct && grpc
+          ? `: upstream mode ÷ direct GraphQL ${up.rps} / ${direct.rps} = ${ratio(up.ratioDirect)}, upstream mode ÷ upstream gRPC ${up.rps} / ${grpc.rps} = ${ratio(up.ratioGrpc)}`
+          : '') +
+        `; peak RSS front ${upstreamRun.peakRssMb.front} MB, upstream ${upstreamRun.peakRssMb.upstream} MB. ` +
+        `Then each GraphQL operation ${upstreamRun.calls[0]?.requests ?? 0} times one at a time through the front, its upstream calls counted by the front's gateway_upstream_duration_seconds_count.` +
+        (upstreamRun.problems.length ? ` PROBLEMS: ${upstreamRun.problems.join('; ')}` : ''),
+      '',
+      upstreamTables(upstreamRun),
+    );
+  }
+  if (!speedRows.length && (searchRuns.length || scaleRows.length || upstreamRun)) {
     lines.push(
       '',
       `${m.cpuCount} × ${m.cpuModel}, ${m.totalMemoryMb} MB, Node ${m.node} with ${productionLaunch}, ${m.os}; load average ${loadAverageAtStart} at the start, ${load} at the end.`,
@@ -1362,12 +1413,14 @@ async function main(): Promise<number> {
       roundTripSelfCheck: selfChecked,
       usersSearch: searchRuns,
       scale: scaleRows,
+      upstream: upstreamRun,
       targets,
       table: table(speedRows),
       roundTripTable: rtRows.length ? roundTripTable(rtRows, opts.delayMs) : undefined,
       errorCheckTable: checkRows.length ? errorCheckTable(checkRows, servers.mongo?.how.startsWith('given') ?? false) : undefined,
       usersSearchTable: searchRuns.length ? searchTable(searchRuns, servers.mongo?.how.startsWith('given') ?? false) : undefined,
       scaleTable: scaleRows.length ? scaleTable(scaleRows) : undefined,
+      upstreamTable: upstreamRun ? upstreamTables(upstreamRun) : undefined,
     };
     mkdirSync(path.dirname(opts.out), { recursive: true });
     writeFileSync(opts.out, JSON.stringify(report, null, 2) + '\n');

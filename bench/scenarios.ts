@@ -8,7 +8,8 @@ import { UpdateHumanProfileRequestSchema } from '@zitadel/proto/zitadel/manageme
 import type autocannon from 'autocannon';
 import type { H2Request } from './h2-load.ts';
 
-export type ServerKind = 'raw-http' | 'yoga-ping' | 'yoga-durable' | 'gateway';
+/** gateway-front: the gateway in upstream mode (ZITADEL_URL), in front of a `gateway` child (bench/upstream.ts). */
+export type ServerKind = 'raw-http' | 'yoga-ping' | 'yoga-durable' | 'gateway' | 'gateway-front';
 
 /** A started server: its GraphQL URL and, for the gateway, an administrator token. */
 export interface Target {
@@ -106,10 +107,10 @@ export async function graphql<T = any>(target: Target, query: string, variables?
 // Unique per bench process, so runs against one MongoDB never collide on usernames.
 const RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 let userSeq = 0;
-const uniqueEmail = (prefix: string) => `${prefix}-${RUN}-${(userSeq++).toString(36)}@bench.example.com`;
+export const uniqueEmail = (prefix: string) => `${prefix}-${RUN}-${(userSeq++).toString(36)}@bench.example.com`;
 
 /** Users made for one run, one per connection, in a state neither alternative equals. */
-async function makeUsers(target: Target, count: number): Promise<{ id: string; email: string }[]> {
+export async function makeUsers(target: Target, count: number): Promise<{ id: string; email: string }[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
       const email = uniqueEmail('start');
@@ -174,7 +175,7 @@ const graphqlPosts = (a: string, b: string): [HttpRequest, HttpRequest] => [
 const PHONES = ['+41791234567', '+41791234568'] as const;
 
 /** The two profiles each connection's user alternates between, on every face. */
-const PROFILES = [
+export const PROFILES = [
   { firstName: 'Ada', lastName: 'Lovelace' },
   { firstName: 'Ada', lastName: 'Byron' },
 ] as const;

@@ -1,6 +1,8 @@
 // One server under load, in its own process so the bench can read its RSS:
-//   node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway   (after npm run build)
-// Prints one JSON line on stdout when it listens ({ url, adminToken?, readyUs }) and stops on
+//   node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway|gateway-front   (after npm run build)
+// gateway-front is the gateway in upstream mode (ZITADEL_URL in the environment: the upstream,
+// e.g. another child's gateway), with GET /metrics on a port of its own (metricsUrl).
+// Prints one JSON line on stdout when it listens ({ url, adminToken?, metricsUrl?, readyUs }) and stops on
 // SIGTERM/SIGINT with process.exit, so `--cpu-prof` gets to write its profile.
 // On SIGUSR2 it prints a mark line: event-loop delay and memory since the previous mark, and
 // the process's CPU time so far (user + system, all threads, µs).
@@ -221,8 +223,21 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
     server.closeAllConnections();
     await gateway.close();
   };
-  out({ url, adminToken, adminUserId: admin.adminUserId, readyUs: nowUs() });
+  out({ url, adminToken, adminUserId: admin.adminUserId, defaultOrgId: admin.defaultOrgId, readyUs: nowUs() });
+} else if (kind === 'gateway-front') {
+  // Upstream mode: no stores, no administrator; the callers' tokens are the upstream's.
+  const { loadConfig } = await import('../src/config.ts');
+  const { createUpstreamGateway } = await import('../src/upstream-gateway.ts');
+  const config = loadConfig({ ...process.env, HOST: '127.0.0.1', PORT: '0', METRICS_PORT: '0' });
+  if (!config.upstream) throw new Error('gateway-front: ZITADEL_URL is not set');
+  const gateway = await createUpstreamGateway(config);
+  const { server, url, metricsUrl } = await gateway.listen();
+  stop = async () => {
+    server.closeAllConnections();
+    await gateway.close();
+  };
+  out({ url, metricsUrl, readyUs: nowUs() });
 } else {
-  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway (got ${kind})\n`);
+  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway|gateway-front (got ${kind})\n`);
   process.exit(2);
 }
