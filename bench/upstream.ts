@@ -155,11 +155,9 @@ function countedOps(userId: string, page: string[], orgId: string): CountedOp[] 
     },
     {
       operation: 'user(id) { id profile { firstName } }',
-      // The acting organization is the caller's: GetMyUser names the caller, a GetUserByID of the
-      // caller reads its organization, beside the GetUserByID of the user asked for. GetMyUser's
-      // answer carries the organization already (details.resourceOwner): 2 once src/upstream/reads.ts reads it there.
-      what: 'no organization header: GetUserByID of the user, and for the acting organization (the caller’s) GetMyUser, then GetUserByID of the caller',
-      budget: 3,
+      // The acting organization is the caller's: GetMyUser names it (details.resourceOwner), side by side with the user's GetUserByID.
+      what: 'no organization header: GetUserByID of the user, and GetMyUser for the acting organization (the caller’s)',
+      budget: 2,
       request: () => ({ query: USER, variables: { id: userId } }),
       check: userCheck,
     },
