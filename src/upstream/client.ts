@@ -47,6 +47,13 @@ export interface Upstream {
   close(): void;
 }
 
+/**
+ * UNAVAILABLE, or CANCELED: connect-node reports a stream whose connection dropped (node closes
+ * its streams with RST_STREAM CANCEL) as CANCELED, and the gateway never cancels a call of its own
+ * (no signal is passed), so a CANCELED is the connection's, and a read meeting it is sent again.
+ */
+const lostConnection = (err: unknown) => err instanceof ConnectError && (err.code === Code.Unavailable || err.code === Code.Canceled);
+
 export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}): Upstream {
   // One HTTP/2 session, reused by every call and kept alive by pings; the session's memory raised
   // from node's 10 MB default so that many concurrent answers do not fail as ENHANCE_YOUR_CALM.
@@ -87,7 +94,7 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
         try {
           return await once(method, headers, send);
         } catch (err) {
-          if (!how.read || !(err instanceof ConnectError) || err.code !== Code.Unavailable) throw err;
+          if (!how.read || !lostConnection(err)) throw err;
           return await once(method, headers, send);
         }
       } catch (err) {

@@ -1,0 +1,232 @@
+// Upstream mode (src/upstream) when its upstream fails, with real processes: the upstream is a
+// child gateway (embedded store), the front a gateway with ZITADEL_URL in this process. An
+// upstream killed and restarted under load, one that is down, one that stalls, one whose
+// connection drops: the front answers UNAVAILABLE, never hangs, retries reads once and writes
+// never, and every write it acknowledged is there, applied once.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { createUpstreamGateway, type UpstreamGateway } from '../src/upstream-gateway.ts';
+import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
+import { h2Proxy } from './support/h2-proxy.ts';
+import { freePort, readResponse } from './support/net.ts';
+import { sample, until } from './support/slow-peers.ts';
+import { TEST_DEFAULTS } from './support/test-defaults.ts';
+
+const ADD_USER = `mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId details { sequence } } }`;
+const UPDATE_PROFILE = `mutation($input: UpdateHumanProfileInput!) { updateHumanProfile(input: $input) { details { sequence } } }`;
+const ME = `query { me { id username } }`;
+const USER_HISTORY = `query($id: ID!) { user(id: $id) { id profile { nickName } history(first: 20) { totalCount edges { node { type sequence changes { field value } } } } } }`;
+const USERS = `query($prefix: String!) { users(first: 100, filter: { username: { op: PREFIX, value: $prefix } }) { totalCount edges { node { id username } } } }`;
+
+let seq = 0;
+const unique = (p: string) => `${p}${Date.now().toString(36)}${(seq++).toString(36)}`;
+const newUser = (username: string) => ({
+  username,
+  profile: { firstName: 'Ada', lastName: 'Lovelace' },
+  email: { email: `${username}@example.com`, isVerified: true },
+});
+
+export interface Front {
+  gateway: UpstreamGateway;
+  url: string;
+  base: string;
+  logs: string[];
+  post(query: string, variables: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: any }>;
+  /** gateway_upstream_duration_seconds_count for a method ('': all) and code (any code when omitted). */
+  calls(method: string, code?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** A gateway in upstream mode in front of `zitadelUrl`, verifying tokens with `upstream`'s keys, posting with its admin token. */
+export async function startFront(upstream: ChildGateway, zitadelUrl: string, env: Record<string, string> = {}): Promise<Front> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-front-'));
+  const config = loadConfig({
+    ...TEST_DEFAULTS,
+    ZITADEL_URL: zitadelUrl,
+    JWKS_URL: `${upstream.base}/oauth/v2/keys`,
+    ...env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+  });
+  const logs: string[] = [];
+  const gateway = await createUpstreamGateway(config, { logger: createLogger('info', (line) => logs.push(line)) });
+  const { url } = await gateway.listen();
+  const base = new URL(url).origin;
+  const metrics = async () => (await fetch(`${base}/metrics`)).text();
+  return {
+    gateway,
+    url,
+    base,
+    logs,
+    async post(query, variables, headers = {}) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${upstream.adminToken}`, ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      return readResponse(res);
+    },
+    async calls(method, code) {
+      const text = await metrics();
+      if (code) return sample(text, 'gateway_upstream_duration_seconds_count', { method, code });
+      return text
+        .split('\n')
+        .filter((l) => l.startsWith('gateway_upstream_duration_seconds_count{') && (!method || l.includes(`method="${method}"`)))
+        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+    },
+    async close() {
+      await gateway.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Requests the upstream (a gateway) answered on its wire face for one method (any status). */
+async function upstreamServed(upstream: ChildGateway, method: string): Promise<number> {
+  const text = await (await fetch(`${upstream.base}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('gateway_http_requests_total{') && l.includes(`/${method}"`))
+    .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+}
+
+const errorOf = (answer: { json: any }) => {
+  const errors = answer.json?.errors;
+  if (!errors || errors.length !== 1) throw new Error(`expected one error, got ${JSON.stringify(answer.json)}`);
+  return errors[0] as { message: string; extensions: { code: string; grpcCode: number } };
+};
+
+describe('upstream mode: an upstream that fails', () => {
+  let upstream: ChildGateway;
+  const fronts: Front[] = [];
+  const proxies: { close(): Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    upstream = await spawnGateway();
+  });
+  afterEach(async () => {
+    for (const f of fronts.splice(0)) await f.close();
+    for (const p of proxies.splice(0)) await p.close();
+  });
+  afterAll(async () => {
+    await upstream?.stop();
+  });
+
+  const addUser = async (front: Front, prefix = 'f') => {
+    const answer = await front.post(ADD_USER, { input: newUser(unique(prefix)) });
+    expect(answer.json?.errors, JSON.stringify(answer.json)).toBeUndefined();
+    return answer.json.data.addHumanUser.userId as string;
+  };
+
+  it('down: a mutation answers UNAVAILABLE before the deadline, /ready names the upstream; back up: /ready 200 and mutations work', async () => {
+    const port = await freePort();
+    const front = await startFront(upstream, `http://127.0.0.1:${port}`, { ZITADEL_TIMEOUT_MS: '20000' });
+    fronts.push(front);
+    const started = Date.now();
+    const failed = await front.post(ADD_USER, { input: newUser(unique('down')) });
+    const took = Date.now() - started;
+    expect(errorOf(failed).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
+    // Nothing listens: refused at once, not after the 20 s deadline (room left for a loaded machine).
+    expect(took).toBeLessThan(15_000);
+    const ready = await fetch(`${front.base}/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.text()).toMatch(/upstream/);
+
+    // The upstream comes back where the front looks for it (a proxy on that port to the upstream).
+    const proxy = await h2ProxyOn(port, upstream);
+    proxies.push(proxy);
+    await until(
+      '/ready 200',
+      async () => (await fetch(`${front.base}/ready`)).status,
+      (s) => s === 200,
+    );
+    const userId = await addUser(front, 'back');
+    expect(userId).toMatch(/^\d+$/);
+    expect(await front.calls('AddHumanUser', 'OK')).toBe(1);
+  });
+
+  it('stalled: a mutation and a read answer UNAVAILABLE after the deadline, nothing hangs, the write reached the upstream once', async () => {
+    const proxy = await h2Proxy(Number(new URL(upstream.base).port));
+    proxies.push(proxy);
+    const front = await startFront(upstream, proxy.url, { ZITADEL_TIMEOUT_MS: '1500' });
+    fronts.push(front);
+    const userId = await addUser(front, 'stall');
+    const servedBefore = await upstreamServed(upstream, 'UpdateHumanProfile');
+    const requestsBefore = proxy.requests;
+
+    proxy.stall(true);
+    const write = await front.post(UPDATE_PROFILE, { input: { userId, firstName: 'Stalled', lastName: 'Write', nickName: 'held' } });
+    expect(errorOf(write).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
+    const read = await front.post(ME, {});
+    expect(errorOf(read).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
+    expect(await front.calls('UpdateHumanProfile')).toBe(1);
+    expect(await front.calls('UpdateHumanProfile', 'DeadlineExceeded')).toBe(1);
+
+    // The write went out once: one request stream through the proxy, one served by the upstream (its answer held).
+    const writeRequests = proxy.requests - requestsBefore - (await front.calls('GetMyUser'));
+    expect(writeRequests).toBe(1);
+    await until(
+      'the upstream served the held write',
+      () => upstreamServed(upstream, 'UpdateHumanProfile'),
+      (n) => n === servedBefore + 1,
+    );
+    proxy.stall(false);
+    const after = await front.post(ME, {});
+    expect(after.json?.errors, JSON.stringify(after.json)).toBeUndefined();
+    expect(await upstreamServed(upstream, 'UpdateHumanProfile')).toBe(servedBefore + 1);
+  });
+
+  it('a dropped connection: a read is sent again once and succeeds, a write answers UNAVAILABLE and reached the upstream once', async () => {
+    const proxy = await h2Proxy(Number(new URL(upstream.base).port));
+    proxies.push(proxy);
+    const front = await startFront(upstream, proxy.url);
+    fronts.push(front);
+    const userId = await addUser(front, 'drop');
+
+    proxy.loseNextAnswer();
+    let requests = proxy.requests;
+    let calls = await front.calls('');
+    const me = await front.post(ME, {});
+    expect(me.json?.errors, JSON.stringify(me.json)).toBeUndefined();
+    expect(me.json.data.me.id).toBe(upstream.adminId);
+    expect(proxy.lost).toBe(1);
+    // GetMyUser lost its answer (the connection dropped: CANCELED) and was sent once more; every call went through the proxy.
+    expect(await front.calls('GetMyUser')).toBe(2);
+    expect(await front.calls('GetMyUser', 'OK')).toBe(1);
+    expect(proxy.requests - requests).toBe((await front.calls('')) - calls);
+
+    const served = await upstreamServed(upstream, 'UpdateHumanProfile');
+    proxy.loseNextAnswer();
+    requests = proxy.requests;
+    calls = await front.calls('');
+    const write = await front.post(UPDATE_PROFILE, { input: { userId, firstName: 'Dropped', lastName: 'Answer', nickName: 'once' } });
+    expect(errorOf(write).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
+    expect(proxy.lost).toBe(2);
+    expect(proxy.requests - requests).toBe(1);
+    expect((await front.calls('')) - calls).toBe(1);
+    expect(await front.calls('UpdateHumanProfile')).toBe(1);
+    // The answer was lost as the upstream started it: the upstream ran the write, once.
+    await until(
+      'the upstream served the write',
+      () => upstreamServed(upstream, 'UpdateHumanProfile'),
+      (n) => n >= served + 1,
+    );
+    expect(await upstreamServed(upstream, 'UpdateHumanProfile')).toBe(served + 1);
+    // What the upstream holds: the write applied once (its answer lost), read back through the front.
+    const history = await upstream.post({ query: USER_HISTORY, variables: { id: userId } });
+    expect(history.json.errors, history.text).toBeUndefined();
+    const nickChanges = history.json.data.user.history.edges.filter((e: any) => e.node.changes.some((c: any) => c.value === 'once'));
+    expect(nickChanges).toHaveLength(1);
+    expect(history.json.data.user.profile.nickName).toBe('once');
+  });
+});
+
+/** An h2 proxy to `upstream` listening on `port` (the port a front already points at). */
+async function h2ProxyOn(port: number, upstream: ChildGateway) {
+  return h2Proxy(Number(new URL(upstream.base).port), port);
+}
