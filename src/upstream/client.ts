@@ -48,11 +48,19 @@ export interface Upstream {
 }
 
 /**
- * UNAVAILABLE, or CANCELED: connect-node reports a stream whose connection dropped (node closes
- * its streams with RST_STREAM CANCEL) as CANCELED, and the gateway never cancels a call of its own
- * (no signal is passed), so a CANCELED is the connection's, and a read meeting it is sent again.
+ * What connect-node throws when the connection fails under a call, as UNAVAILABLE (so a read is
+ * sent again, and the caller is told to try again): a stream the dropped connection closed (node
+ * resets it with CANCEL: CANCELED), a socket reset or destroyed (ECONNRESET, ERR_STREAM_DESTROYED,
+ * ERR_HTTP2_…: ABORTED or INTERNAL, the node error as cause), a refused connection. An answer of
+ * the upstream has no node error as cause and keeps its code (ZITADEL's ABORTED is a conflict);
+ * the gateway never cancels a call of its own (no signal is passed), so a CANCELED is the connection's.
  */
-const lostConnection = (err: unknown) => err instanceof ConnectError && (err.code === Code.Unavailable || err.code === Code.Canceled);
+function connectionFailure(err: unknown): unknown {
+  if (!(err instanceof ConnectError)) return err;
+  const nodeError = err.cause instanceof Error && typeof (err.cause as { code?: unknown }).code === 'string';
+  const failed = err.code === Code.Canceled || (nodeError && [Code.Aborted, Code.Internal, Code.Unavailable].includes(err.code));
+  return failed ? new ConnectError('The connection to the upstream failed, try again', Code.Unavailable, undefined, undefined, err) : err;
+}
 
 export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}): Upstream {
   // One HTTP/2 session, reused by every call and kept alive by pings; the session's memory raised
@@ -76,7 +84,8 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
     let code = 'OK';
     try {
       return await send({ headers, timeoutMs: config.timeoutMs });
-    } catch (err) {
+    } catch (thrown) {
+      const err = connectionFailure(thrown);
       code = err instanceof ConnectError ? Code[err.code] : 'ERROR';
       throw err;
     } finally {
@@ -94,7 +103,7 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
         try {
           return await once(method, headers, send);
         } catch (err) {
-          if (!how.read || !lostConnection(err)) throw err;
+          if (!how.read || !(err instanceof ConnectError) || err.code !== Code.Unavailable) throw err;
           return await once(method, headers, send);
         }
       } catch (err) {

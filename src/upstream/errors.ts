@@ -75,7 +75,5 @@ export function fromUpstream(err: unknown, renames?: FieldRenames): unknown {
   if (retry) details.push({ '@type': RETRY_INFO_TYPE, retryDelay: `${retry.seconds}s` });
   if (detail) details.push({ '@type': ERROR_DETAIL_TYPE, id: detail.id, message: detail.message });
   if (err.code === Code.DeadlineExceeded) message = 'The upstream did not answer in time, try again';
-  // A dropped connection (node's RST_STREAM CANCEL): the transport's words are not the caller's business.
-  if (err.code === Code.Canceled) message = 'The connection to the upstream was lost, try again';
   return new AppError(code, message, details);
 }
