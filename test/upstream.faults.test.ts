@@ -12,6 +12,7 @@ import { createLogger } from '../src/log.ts';
 import { createUpstreamGateway, type UpstreamGateway } from '../src/upstream-gateway.ts';
 import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
 import { h2Proxy } from './support/h2-proxy.ts';
+import { describeWith } from './support/servers.ts';
 import { freePort, readResponse } from './support/net.ts';
 import { sample, until } from './support/slow-peers.ts';
 import { TEST_DEFAULTS } from './support/test-defaults.ts';
@@ -346,6 +347,42 @@ describe('upstream mode: the upstream killed and restarted under load', () => {
         `users: ${adds.filter((o) => o.ok).length} acknowledged, ${names.length} there of ${adds.length} sent; ` +
         `profiles: ${outcomes.filter((o) => o.kind === 'update' && o.ok).length} acknowledged, ${applied} applied`,
     );
+  });
+});
+
+describeWith('redis', 'upstream mode: two fronts sharing one Redis', (redisUrl) => {
+  let upstream: ChildGateway;
+  const fronts: Front[] = [];
+
+  beforeAll(async () => {
+    upstream = await spawnGateway();
+  });
+  afterAll(async () => {
+    for (const f of fronts) await f.close();
+    await upstream?.stop();
+  });
+
+  it('an Idempotency-Key used on front A is replayed by front B, and the upstream applied the write once', async () => {
+    const env = { REDIS_URL: redisUrl, CODE_HMAC_KEY: 'upstream-faults-key' };
+    const [a, b] = [await startFront(upstream, upstream.base, env), await startFront(upstream, upstream.base, env)];
+    fronts.push(a!, b!);
+    const username = unique('idem');
+    const key = unique('key-');
+    const served = await upstreamServed(upstream, 'AddHumanUser');
+
+    const first = await a!.post(ADD_USER, { input: newUser(username) }, { 'idempotency-key': key });
+    expect(first.json?.errors, first.text).toBeUndefined();
+    expect(first.headers.get('idempotency-replayed')).toBeNull();
+    const again = await b!.post(ADD_USER, { input: newUser(username) }, { 'idempotency-key': key });
+    expect(again.status).toBe(first.status);
+    expect(again.headers.get('idempotency-replayed')).toBe('true');
+    expect(again.json).toEqual(first.json);
+
+    expect(await a!.calls('AddHumanUser')).toBe(1);
+    expect(await b!.calls('AddHumanUser')).toBe(0);
+    expect(await upstreamServed(upstream, 'AddHumanUser')).toBe(served + 1);
+    const users = await upstream.post({ query: USERS, variables: { prefix: username } });
+    expect(users.json.data.users.edges.map((e: any) => e.node.id)).toEqual([first.json.data.addHumanUser.userId]);
   });
 });
 
