@@ -7,15 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/log.ts';
-import { createUpstreamGateway, type UpstreamGateway } from '../src/upstream-gateway.ts';
 import { spawnGateway, type ChildGateway } from './support/child-gateway.ts';
 import { h2Proxy } from './support/h2-proxy.ts';
 import { describeWith } from './support/servers.ts';
-import { freePort, readResponse } from './support/net.ts';
-import { sample, until } from './support/slow-peers.ts';
-import { TEST_DEFAULTS } from './support/test-defaults.ts';
+import { freePort } from './support/net.ts';
+import { until } from './support/slow-peers.ts';
+import { startFront, upstreamServed, type Front } from './support/upstream-front.ts';
 
 const ADD_USER = `mutation($input: AddHumanUserInput!) { addHumanUser(input: $input) { userId details { sequence } } }`;
 const UPDATE_PROFILE = `mutation($input: UpdateHumanProfileInput!) { updateHumanProfile(input: $input) { details { sequence } } }`;
@@ -32,66 +29,6 @@ const newUser = (username: string) => ({
   email: { email: `${username}@example.com`, isVerified: true },
 });
 
-export interface Front {
-  gateway: UpstreamGateway;
-  url: string;
-  base: string;
-  logs: string[];
-  post(
-    query: string,
-    variables: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; headers: Headers; json: any; text: string }>;
-  /** gateway_upstream_duration_seconds_count for a method ('': all) and code (any code when omitted). */
-  calls(method: string, code?: string): Promise<number>;
-  close(): Promise<void>;
-}
-
-/** A gateway in upstream mode in front of `zitadelUrl`, verifying tokens with `upstream`'s keys, posting with its admin token. */
-export async function startFront(upstream: ChildGateway, zitadelUrl: string, env: Record<string, string> = {}): Promise<Front> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-front-'));
-  const config = loadConfig({
-    ...TEST_DEFAULTS,
-    ZITADEL_URL: zitadelUrl,
-    JWKS_URL: `${upstream.base}/oauth/v2/keys`,
-    ...env,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-  });
-  const logs: string[] = [];
-  const gateway = await createUpstreamGateway(config, { logger: createLogger('info', (line) => logs.push(line)) });
-  const { url } = await gateway.listen();
-  const base = new URL(url).origin;
-  const metrics = async () => (await fetch(`${base}/metrics`)).text();
-  return {
-    gateway,
-    url,
-    base,
-    logs,
-    async post(query, variables, headers = {}) {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${upstream.adminToken}`, ...headers },
-        body: JSON.stringify({ query, variables }),
-      });
-      return readResponse(res);
-    },
-    async calls(method, code) {
-      const text = await metrics();
-      if (code) return sample(text, 'gateway_upstream_duration_seconds_count', { method, code });
-      return text
-        .split('\n')
-        .filter((l) => l.startsWith('gateway_upstream_duration_seconds_count{') && (!method || l.includes(`method="${method}"`)))
-        .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
-    },
-    async close() {
-      await gateway.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
-
 /** Every change in a user's history, read from the upstream page by page. */
 async function historyChanges(upstream: ChildGateway, id: string): Promise<{ field: string; value: string }[]> {
   const changes: { field: string; value: string }[] = [];
@@ -103,15 +40,6 @@ async function historyChanges(upstream: ChildGateway, id: string): Promise<{ fie
     if (!page.pageInfo.hasNextPage) return changes;
     after = page.pageInfo.endCursor;
   }
-}
-
-/** Requests the upstream (a gateway) answered on its wire face for one method (any status). */
-async function upstreamServed(upstream: ChildGateway, method: string): Promise<number> {
-  const text = await (await fetch(`${upstream.base}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith('gateway_http_requests_total{') && l.includes(`/${method}"`))
-    .reduce((n, l) => n + Number(l.split(' ').pop()), 0);
 }
 
 const errorOf = (answer: { json: any }) => {
