@@ -42,12 +42,14 @@ export async function h2Proxy(targetPort: number, listenPort?: number) {
   const port = listenPort ?? (await freePort());
   const sockets = new Set<Socket>();
   let requests = 0;
+  let connections = 0;
   let stalled = false;
   /** Answers' frames held while stalled, in order, for their connection (HPACK: none may be lost). */
   let held: { client: Socket; bytes: Buffer }[] = [];
   let loseNext = false;
   let lost = 0;
   const server = createServer((client) => {
+    connections++;
     const upstream = connect(targetPort, '127.0.0.1');
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -89,6 +91,10 @@ export async function h2Proxy(targetPort: number, listenPort?: number) {
     /** Request streams clients opened through the proxy so far. */
     get requests() {
       return requests;
+    },
+    /** Connections clients opened to the proxy so far. */
+    get connections() {
+      return connections;
     },
     /** Answers lost by loseNextAnswer. */
     get lost() {
