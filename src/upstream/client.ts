@@ -49,16 +49,22 @@ export interface Upstream {
 
 /**
  * What connect-node throws when the connection fails under a call, as UNAVAILABLE (so a read is
- * sent again, and the caller is told to try again): a stream the dropped connection closed (node
- * resets it with CANCEL: CANCELED), a socket reset or destroyed (ECONNRESET, ERR_STREAM_DESTROYED,
- * ERR_HTTP2_…: ABORTED or INTERNAL, the node error as cause), a refused connection. An answer of
- * the upstream has no node error as cause and keeps its code (ZITADEL's ABORTED is a conflict);
- * the gateway never cancels a call of its own (no signal is passed), so a CANCELED is the connection's.
+ * sent again, and the caller is told to try again, not the transport's words or addresses): a
+ * stream the dropped connection closed (node resets it with CANCEL: CANCELED), a socket reset or
+ * destroyed (ECONNRESET, ERR_STREAM_DESTROYED, ERR_HTTP2_…: ABORTED or INTERNAL, the node error as
+ * cause), a refused connection. An answer of the upstream has no node error as cause and keeps its
+ * code (ZITADEL's ABORTED is a conflict); neither does an INTERNAL of another cause (a TLS error:
+ * a configuration to fix, logged as INTERNAL). The gateway never cancels a call of its own (no
+ * signal is passed), so a CANCELED is the connection's.
  */
 function connectionFailure(err: unknown): unknown {
   if (!(err instanceof ConnectError)) return err;
-  const nodeError = err.cause instanceof Error && typeof (err.cause as { code?: unknown }).code === 'string';
-  const failed = err.code === Code.Canceled || (nodeError && [Code.Aborted, Code.Internal, Code.Unavailable].includes(err.code));
+  const nodeCode = err.cause instanceof Error ? (err.cause as { code?: unknown }).code : undefined;
+  const connection = typeof nodeCode === 'string' && /^(E[A-Z]+|ERR_STREAM_\w+|ERR_HTTP2_\w+)$/.test(nodeCode);
+  const failed =
+    err.code === Code.Canceled ||
+    (typeof nodeCode === 'string' && err.code === Code.Unavailable) ||
+    (connection && (err.code === Code.Aborted || err.code === Code.Internal));
   return failed ? new ConnectError('The connection to the upstream failed, try again', Code.Unavailable, undefined, undefined, err) : err;
 }
 
