@@ -47,6 +47,27 @@ export interface Upstream {
   close(): void;
 }
 
+/**
+ * What connect-node throws when the connection fails under a call, as UNAVAILABLE (so a read is
+ * sent again, and the caller is told to try again, not the transport's words or addresses): a
+ * stream the dropped connection closed (node resets it with CANCEL: CANCELED), a socket reset or
+ * destroyed (ECONNRESET, ERR_STREAM_DESTROYED, ERR_HTTP2_…: ABORTED or INTERNAL, the node error as
+ * cause), a refused connection. An answer of the upstream has no node error as cause and keeps its
+ * code (ZITADEL's ABORTED is a conflict); neither does an INTERNAL of another cause (a TLS error:
+ * a configuration to fix, logged as INTERNAL). The gateway never cancels a call of its own (no
+ * signal is passed), so a CANCELED is the connection's.
+ */
+function connectionFailure(err: unknown): unknown {
+  if (!(err instanceof ConnectError)) return err;
+  const nodeCode = err.cause instanceof Error ? (err.cause as { code?: unknown }).code : undefined;
+  const connection = typeof nodeCode === 'string' && /^(E[A-Z]+|ERR_STREAM_\w+|ERR_HTTP2_\w+)$/.test(nodeCode);
+  const failed =
+    err.code === Code.Canceled ||
+    (typeof nodeCode === 'string' && err.code === Code.Unavailable) ||
+    (connection && (err.code === Code.Aborted || err.code === Code.Internal));
+  return failed ? new ConnectError('The connection to the upstream failed, try again', Code.Unavailable, undefined, undefined, err) : err;
+}
+
 export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}): Upstream {
   // One HTTP/2 session, reused by every call and kept alive by pings; the session's memory raised
   // from node's 10 MB default so that many concurrent answers do not fail as ENHANCE_YOUR_CALM.
@@ -69,7 +90,8 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
     let code = 'OK';
     try {
       return await send({ headers, timeoutMs: config.timeoutMs });
-    } catch (err) {
+    } catch (thrown) {
+      const err = connectionFailure(thrown);
       code = err instanceof ConnectError ? Code[err.code] : 'ERROR';
       throw err;
     } finally {

@@ -43,6 +43,8 @@ export interface SpawnOptions {
   startTimeoutMs?: number;
   /** The process's limit on open files (ulimit -n), for tests that run it out of descriptors. */
   maxOpenFiles?: number;
+  /** Listen on this port instead of a free one (a gateway restarted where its clients look for it). */
+  port?: number;
 }
 
 export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGateway> {
@@ -54,7 +56,7 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
     LOG_LEVEL: 'info',
     ...options.env,
     DATA_DIR: dataDir,
-    PORT: '0',
+    PORT: String(options.port ?? 0),
     HOST: '127.0.0.1',
   };
   // The gateway as built for production (bundled once for the run by the global setup).
