@@ -50,7 +50,7 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
   const secretKey = config.codeHmacKey ?? (await loadOrCreateSecret(config.dataDir, 'code-hmac.key'));
   // /ready pings the Redis of the idempotency records and rate limits, as in the embedded mode.
   const redisProbe = redis ? failFastRedis(redis) : undefined;
-  const upstream = createUpstream(settings, metrics.upstreamCall);
+  const upstream = createUpstream(settings, metrics.upstreamCall, logger);
   const tokens = createUpstreamTokenVerifier(settings.jwksUrl, secretKey, settings.ca);
   const http = await createHttpLayer({
     config,

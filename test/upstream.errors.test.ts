@@ -333,7 +333,7 @@ describe('fromUpstream: a ConnectError with its details as the embedded mode’s
       name: 'DEADLINE_EXCEEDED as UNAVAILABLE, in the gateway’s words',
       err: new ConnectError('the operation timed out', Code.DeadlineExceeded),
       code: 'UNAVAILABLE',
-      message: 'The upstream did not answer in time, try again',
+      message: 'The upstream did not answer in time (ZITADEL_TIMEOUT_MS); a change may or may not have been made',
       details: [],
     },
     {

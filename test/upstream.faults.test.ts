@@ -112,7 +112,7 @@ describe('upstream mode: an upstream that fails', () => {
     proxy.stall(true);
     const write = await front.post(UPDATE_PROFILE, { input: { userId, firstName: 'Stalled', lastName: 'Write', nickName: 'held' } });
     expect(errorOf(write).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
-    expect(errorOf(write).message).toBe('The upstream did not answer in time, try again');
+    expect(errorOf(write).message).toBe('The upstream did not answer in time (ZITADEL_TIMEOUT_MS); a change may or may not have been made');
     const read = await front.post(ME, {});
     expect(errorOf(read).extensions).toMatchObject({ code: 'UNAVAILABLE', grpcCode: 14 });
     expect(await front.calls('UpdateHumanProfile')).toBe(1);

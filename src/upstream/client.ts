@@ -11,6 +11,7 @@ import { createAuthServiceClient, createManagementServiceClient } from '@zitadel
 import { createOrganizationServiceClient, createUserServiceClient } from '@zitadel/client/v2';
 import type { UpstreamConfig } from '../config-upstream.ts';
 import { unavailable } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import { fromUpstream, type FieldRenames } from './errors.ts';
 
 /** The caller's credentials, forwarded as they came. */
@@ -68,7 +69,10 @@ function connectionFailure(err: unknown): unknown {
   return failed ? new ConnectError('The connection to the upstream failed, try again', Code.Unavailable, undefined, undefined, err) : err;
 }
 
-export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}): Upstream {
+/** The largest answer read from the upstream: its reads are pages of at most 100 users (MAX_PAGE), so this bounds memory, not use. */
+const READ_MAX_BYTES = 32 * 1024 * 1024;
+
+export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver = () => {}, logger?: Logger): Upstream {
   // One HTTP/2 session, reused by every call and kept alive by pings; the session's memory raised
   // from node's 10 MB default so that many concurrent answers do not fail as ENHANCE_YOUR_CALM.
   const sessionManager = new Http2SessionManager(
@@ -76,7 +80,13 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
     { pingIntervalMs: 30_000, pingTimeoutMs: 10_000, idleConnectionTimeoutMs: 5 * 60_000 },
     { maxSessionMemory: 64, ...(config.ca ? { ca: config.ca } : {}) },
   );
-  const options = { baseUrl: config.url, httpVersion: '2' as const, sessionManager, defaultTimeoutMs: config.timeoutMs };
+  const options = {
+    baseUrl: config.url,
+    httpVersion: '2' as const,
+    sessionManager,
+    defaultTimeoutMs: config.timeoutMs,
+    readMaxBytes: READ_MAX_BYTES,
+  };
   const transport: Transport = config.transport === 'connect' ? createConnectTransport(options) : createGrpcTransport(options);
   const clients: UpstreamClients = {
     auth: createAuthServiceClient(transport),
@@ -93,6 +103,13 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
     } catch (thrown) {
       const err = connectionFailure(thrown);
       code = err instanceof ConnectError ? Code[err.code] : 'ERROR';
+      // The client hears "the connection failed"; the operator reads why (no credential is in it).
+      if (err !== thrown && thrown instanceof ConnectError)
+        logger?.log('warn', 'upstream connection failed', {
+          method,
+          upstream: config.url,
+          cause: String((thrown.cause as Error)?.message ?? thrown.rawMessage),
+        });
       throw err;
     } finally {
       observe(method, code, Number(process.hrtime.bigint() - started) / 1e9);
