@@ -39,6 +39,7 @@ import {
 import { embeddedOnly, onlyError, startGateway, upstreamMode, type Response, type TestGateway } from './support/gateway.ts';
 import { facts, SEEDED_PASSWORD_HASH, type Fact, type HumanOptions } from './support/given.ts';
 import { describeWith } from './support/servers.ts';
+import { metric } from './support/slow-peers.ts';
 import { expected, lower, modelOf, ordered, type Model } from './support/user-search-contract.ts';
 import type { User, UserAdded } from '../src/model/users.ts';
 import { bulkLoadUsers } from '../tools/mongo-bulk.ts';
@@ -469,6 +470,15 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
         expect(ids(await search({ first: 5 }, { token: tokens.ownerA }))).toHaveLength(5);
       },
     );
+
+    it('upstream mode: a page and its count are one ListUsers call', { skip: !upstreamMode }, async () => {
+      const calls = async () => metric(`${gw.baseUrl}/metrics`, 'gateway_upstream_duration_seconds_count', { method: 'ListUsers' });
+      const before = await calls();
+      const res = await search({ filter: { username: { op: 'PREFIX', value: 'ada' } }, first: 10, withCount: true });
+      expect(ids(res)).toHaveLength(10);
+      expect(page(res).totalCount).toBeGreaterThan(10);
+      expect((await calls()) - before).toBe(1);
+    });
   });
 }
 
