@@ -1,7 +1,8 @@
 // The federation entity loads over ZITADEL's API. Users: one ListUsers (user v2, an in-user-ids
 // query) for every representation of a request, not one call per entity; the organization header,
 // when sent, narrows them as the embedded loads do. Organizations, projects and identity providers
-// have no read of many by id in ZITADEL's API: one read each (a page names few of them).
+// have no read of many by id in ZITADEL's API: one read each (a page names few of them). A caller
+// the search refuses (no user.read there) sees only its own user among them, as the embedded loads.
 import { AppError } from '../errors.ts';
 import type { EntityKind } from '../operations.ts';
 import type { User } from '../model/users.ts';

@@ -1,17 +1,227 @@
-// History over ZITADEL's change lists. PLACEHOLDER: being written.
-import { AppError } from '../errors.ts';
-import type { HistoryKind, HistoryPage } from '../operations.ts';
+// History over ZITADEL's change lists (management v1 ListUserChanges, ListOrgChanges,
+// ListProjectChanges, zitadel.change.v1.ChangeQuery sequence paging); our wire face serves the
+// inverse in src/wire/changes.ts.
+//
+// The arguments and cursors are the embedded ones (src/commands/history.ts): cursors opaque and
+// bound to the object, first/last at most 100, 20 by default. A page is a sequence window of the
+// object, as embedded: its newest sequence (the total, and totalCount) is the sequence of the
+// object's details, from the read the parent field made (one read a request, src/upstream/reads.ts),
+// then ONE change-list call: newest first below a sequence (`first`), or oldest first above one
+// (`last`), with the window's size as limit. A user's changes are asked in the user's own
+// organization (x-zitadel-orgid), an organization's in itself, a project's with the caller's header.
+//
+// What a Change carries: the event's type (event_type.key), sequence, date, editor id and resource
+// owner; the aggregate type and id are the ones asked for. It carries nothing of the event's
+// payload (ZITADEL's Change has no field for it), so a HistoryEvent's `changes` show only what the
+// type alone tells (user.email.verified: email.isVerified true), not the fields an event set as
+// embedded does; `editor` is resolved as embedded (the entity load of users).
+//
+// Identity providers: ZITADEL has no change list of an organization's IdPs, so their history is
+// FAILED_PRECONDITION "history of identity providers is not served in upstream mode".
+import type { Change } from '@zitadel/proto/zitadel/change_pb.js';
+import { timestampDate } from '@bufbuild/protobuf/wkt';
+import { AppError, invalidArgument, notFound, permissionDenied, type FieldViolation } from '../errors.ts';
+import type { AggregateType } from '../model/events.ts';
+import type { HistoryKind, HistoryPage, UserScope } from '../operations.ts';
+import type { Snapshot, StoredEvent } from '../store/port.ts';
+import type { Credentials } from './client.ts';
 import type { UpstreamContext } from './context.ts';
+import { me, organization, project, readUser } from './reads.ts';
+import { requireCaller } from './send.ts';
 
-export async function history(_ctx: UpstreamContext, _kind: HistoryKind, _id: string, _page: unknown): Promise<HistoryPage> {
-  throw new AppError('FAILED_PRECONDITION', 'history is not served in upstream mode yet');
+const DEFAULT_PAGE = 20;
+const MAX_PAGE = 100;
+
+interface PageArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
 }
 
-export async function historyFromSequence(
-  _ctx: UpstreamContext,
-  _kind: HistoryKind,
-  _id: string | null,
-  _query: unknown,
+interface SequenceQuery {
+  beforeSequence?: number | null;
+  afterSequence?: number | null;
+  limit?: number | null;
+}
+
+const encodeCursor = (kind: HistoryKind, id: string, sequence: number) =>
+  Buffer.from(JSON.stringify([kind, id, sequence])).toString('base64url');
+
+function decodeCursor(kind: HistoryKind, id: string, cursor: string): number | null {
+  try {
+    const [k, i, sequence] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    if (k !== kind || i !== id || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return null;
+    return encodeCursor(kind, id, sequence as number) === cursor ? (sequence as number) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The embedded checks of the arguments, without I/O: every violated field. */
+function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
+  const violations: FieldViolation[] = [];
+  if (page.first != null && page.last != null) violations.push({ field: 'last', description: 'first and last cannot be given together' });
+  for (const field of ['first', 'last'] as const) {
+    const n = page[field];
+    if (n != null && (!Number.isInteger(n) || n < 0 || n > MAX_PAGE))
+      violations.push({ field, description: `must be between 0 and ${MAX_PAGE}` });
+  }
+  const cursors = { after: null as number | null, before: null as number | null };
+  for (const field of ['after', 'before'] as const) {
+    const cursor = page[field];
+    if (cursor == null) continue;
+    cursors[field] = decodeCursor(kind, id, cursor);
+    if (cursors[field] === null) violations.push({ field, description: 'is not a cursor of this history' });
+  }
+  if (violations.length > 0) throw invalidArgument(violations);
+  return cursors;
+}
+
+const idpRefused = () => new AppError('FAILED_PRECONDITION', 'history of identity providers is not served in upstream mode');
+
+/** The object as read (its sequence: the total) and the credentials its change list is asked with. */
+async function target(
+  ctx: UpstreamContext,
+  kind: HistoryKind,
+  id: string,
+  userScope: UserScope,
+): Promise<{ object: Snapshot<unknown>; credentials: Credentials }> {
+  if (kind === 'user') {
+    const user = await readUser(ctx, id, userScope === 'acting' ? 'acting' : 'anywhere');
+    if (!user) throw notFound('User');
+    const orgId = userScope === 'acting' ? ctx.credentials.orgId : user.resourceOwner;
+    return { object: user, credentials: { ...ctx.credentials, orgId } };
+  }
+  if (kind === 'org') {
+    const org = await organization(ctx, id);
+    if (!org) throw permissionDenied();
+    return { object: org, credentials: { ...ctx.credentials, orgId: id } };
+  }
+  if (kind === 'project') {
+    const found = await project(ctx, id);
+    if (!found) throw permissionDenied();
+    return { object: found, credentials: ctx.credentials };
+  }
+  throw idpRefused();
+}
+
+const AGGREGATE: Record<HistoryKind, AggregateType> = { user: 'user', org: 'org', project: 'project', idp: 'idp' };
+
+/** A Change as the event it reports: what the Change carries, no payload. */
+function eventOf(kind: HistoryKind, id: string, c: Change): StoredEvent {
+  return {
+    aggregateType: AGGREGATE[kind],
+    aggregateId: id,
+    sequence: Number(c.sequence),
+    type: c.eventType?.key ?? '',
+    payload: {},
+    creator: c.editorId,
+    resourceOwner: c.resourceOwnerId,
+    createdAt: c.changeDate ? timestampDate(c.changeDate) : new Date(0),
+    claims: [],
+  };
+}
+
+/** One change-list call: `limit` events below `sequence` (newest first) or above it (asc), as events newest first. */
+async function changes(
+  ctx: UpstreamContext,
+  kind: HistoryKind,
+  id: string,
+  credentials: Credentials,
+  query: { sequence: number; limit: number; asc: boolean },
+): Promise<StoredEvent[]> {
+  const m = ctx.upstream.clients.management;
+  const q = { sequence: BigInt(query.sequence), limit: query.limit, asc: query.asc };
+  const call = <T>(method: string, send: Parameters<typeof ctx.upstream.call<T>>[2]) =>
+    ctx.upstream.call(method, credentials, send, { read: true });
+  const r =
+    kind === 'user'
+      ? await call('ListUserChanges', (o) => m.listUserChanges({ userId: id, query: q }, o))
+      : kind === 'org'
+        ? await call('ListOrgChanges', (o) => m.listOrgChanges({ query: q }, o))
+        : await call('ListProjectChanges', (o) => m.listProjectChanges({ projectId: id, query: q }, o));
+  const events = r.result.map((c) => eventOf(kind, id, c));
+  return query.asc ? events.reverse() : events;
+}
+
+/** The page of the window [oldest, newest], as the embedded windowPage: `last` from its oldest end, else `first` from its newest. */
+async function windowPage(
+  ctx: UpstreamContext,
+  kind: HistoryKind,
+  id: string,
+  credentials: Credentials,
+  total: number,
+  newest: number,
+  oldest: number,
+  page: PageArgs,
 ): Promise<HistoryPage> {
-  throw new AppError('FAILED_PRECONDITION', 'history is not served in upstream mode yet');
+  const [from, to] =
+    page.last != null
+      ? [oldest, Math.min(newest, oldest + page.last - 1)]
+      : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
+  const events =
+    from <= to
+      ? page.last != null
+        ? await changes(ctx, kind, id, credentials, { sequence: from - 1, limit: to - from + 1, asc: true })
+        : await changes(ctx, kind, id, credentials, { sequence: to + 1, limit: to - from + 1, asc: false })
+      : [];
+  const edges = events
+    .filter((e) => e.sequence >= from && e.sequence <= to)
+    .map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
+  return {
+    totalCount: total,
+    edges,
+    pageInfo: {
+      hasNextPage: page.last != null ? from > 1 : from > oldest,
+      hasPreviousPage: page.last != null ? to < newest : to < total,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+export async function history(ctx: UpstreamContext, kind: HistoryKind, id: string, raw: unknown): Promise<HistoryPage> {
+  const page = (raw ?? {}) as PageArgs;
+  const cursors = checkArgs(kind, id, page);
+  if (kind === 'idp') throw idpRefused();
+  requireCaller(ctx);
+  const { object, credentials } = await target(ctx, kind, id, 'owner');
+  const total = object.sequence;
+  for (const field of ['after', 'before'] as const) {
+    if ((cursors[field] ?? 0) > total) throw invalidArgument([{ field, description: 'is not a cursor of this history' }]);
+  }
+  const newest = cursors.after !== null ? cursors.after - 1 : total;
+  const oldest = cursors.before !== null ? cursors.before + 1 : 1;
+  return windowPage(ctx, kind, id, credentials, total, newest, oldest, page);
+}
+
+/** The embedded historyFromSequence's window over the same calls (`id` null: the acting organization). */
+export async function historyFromSequence(
+  ctx: UpstreamContext,
+  kind: HistoryKind,
+  id: string | null,
+  raw: unknown,
+  userScope: UserScope = 'owner',
+): Promise<HistoryPage> {
+  const query = (raw ?? {}) as SequenceQuery;
+  const forward = query.afterSequence != null;
+  const page: PageArgs = forward ? { last: query.limit ?? DEFAULT_PAGE } : { first: query.limit ?? DEFAULT_PAGE };
+  checkArgs(kind, id ?? '', page);
+  const sequence = (forward ? query.afterSequence : query.beforeSequence) ?? 0;
+  if (!Number.isSafeInteger(sequence) || sequence < 0) {
+    throw invalidArgument([{ field: forward ? 'afterSequence' : 'beforeSequence', description: 'must be a sequence (0 or more)' }]);
+  }
+  if (kind === 'idp') throw idpRefused();
+  requireCaller(ctx);
+  let targetId = id;
+  if (targetId === null) {
+    if (kind !== 'org') throw invalidArgument([{ field: 'id', description: 'must be given' }]);
+    targetId = ctx.orgHeader ?? (await me(ctx)).resourceOwner;
+  }
+  const { object, credentials } = await target(ctx, kind, targetId, userScope);
+  const total = object.sequence;
+  const newest = forward || sequence === 0 ? total : Math.min(total, sequence - 1);
+  const oldest = forward ? sequence + 1 : 1;
+  return windowPage(ctx, kind, targetId, credentials, total, newest, oldest, page);
 }
