@@ -46,9 +46,6 @@ import { bulkLoadUsers } from '../tools/mongo-bulk.ts';
 import type { Snapshot } from '../src/store/port.ts';
 import type { UserFilter, UserSortField } from '../src/store/read-models.ts';
 
-/** embeddedOnly's options as vitest's types take them (its skip is the reason, a string; vitest skips on either). */
-const onlyEmbedded = (why: string) => embeddedOnly(why) as { skip: boolean };
-
 /**
  * In upstream mode, the filter fields and order ZITADEL's ListUsers cannot express are refused
  * (src/upstream/user-search.ts): INVALID_ARGUMENT naming the field.
@@ -291,7 +288,7 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
       describe('organization B, paged through whole', () => {
         it.sequential(
           'forward through a whole organization while users are added: each user once, those added ahead too',
-          onlyEmbedded("ZITADEL's ListUsers pages by offset: a user added before the walk's position shifts the next page"),
+          embeddedOnly("ZITADEL's ListUsers pages by offset: a user added before the walk's position shifts the next page"),
           async () => {
             const before = new Set(inOrg(orgB).map((m) => m.id));
             const ahead: string[] = [];
@@ -453,7 +450,7 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
 
     it(
       'allOrganizations: every organization for IAM_OWNER; PERMISSION_DENIED for an ORG_OWNER',
-      onlyEmbedded(
+      embeddedOnly(
         "the upstream is this gateway's wire face, whose v2 ListUsers without organization_id_query searches the caller's organization, " +
           'not the instance as ZITADEL does; and ZITADEL filters by permission where the embedded mode refuses an ORG_OWNER',
       ),
