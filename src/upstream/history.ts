@@ -20,7 +20,18 @@
 // FAILED_PRECONDITION "history of identity providers is not served in upstream mode".
 import type { Change } from '@zitadel/proto/zitadel/change_pb.js';
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { AppError, invalidArgument, notFound, permissionDenied, type FieldViolation } from '../errors.ts';
+import {
+  checkArgs,
+  cursorWindow,
+  historyPage,
+  pageRange,
+  sequencePage,
+  sequenceWindow,
+  type HistoryWindow,
+  type PageArgs,
+  type SequenceQuery,
+} from '../commands/history-inputs.ts';
+import { AppError, invalidArgument, notFound, permissionDenied } from '../errors.ts';
 import type { AggregateType } from '../model/events.ts';
 import type { HistoryKind, HistoryPage, UserScope } from '../operations.ts';
 import type { Snapshot, StoredEvent } from '../store/port.ts';
@@ -28,55 +39,6 @@ import type { Credentials } from './client.ts';
 import type { UpstreamContext } from './context.ts';
 import { me, organization, project, readUser } from './reads.ts';
 import { requireCaller } from './send.ts';
-
-const DEFAULT_PAGE = 20;
-const MAX_PAGE = 100;
-
-interface PageArgs {
-  first?: number | null;
-  after?: string | null;
-  last?: number | null;
-  before?: string | null;
-}
-
-interface SequenceQuery {
-  beforeSequence?: number | null;
-  afterSequence?: number | null;
-  limit?: number | null;
-}
-
-const encodeCursor = (kind: HistoryKind, id: string, sequence: number) =>
-  Buffer.from(JSON.stringify([kind, id, sequence])).toString('base64url');
-
-function decodeCursor(kind: HistoryKind, id: string, cursor: string): number | null {
-  try {
-    const [k, i, sequence] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    if (k !== kind || i !== id || !Number.isSafeInteger(sequence) || (sequence as number) < 1) return null;
-    return encodeCursor(kind, id, sequence as number) === cursor ? (sequence as number) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The embedded checks of the arguments, without I/O: every violated field. */
-function checkArgs(kind: HistoryKind, id: string, page: PageArgs) {
-  const violations: FieldViolation[] = [];
-  if (page.first != null && page.last != null) violations.push({ field: 'last', description: 'first and last cannot be given together' });
-  for (const field of ['first', 'last'] as const) {
-    const n = page[field];
-    if (n != null && (!Number.isInteger(n) || n < 0 || n > MAX_PAGE))
-      violations.push({ field, description: `must be between 0 and ${MAX_PAGE}` });
-  }
-  const cursors = { after: null as number | null, before: null as number | null };
-  for (const field of ['after', 'before'] as const) {
-    const cursor = page[field];
-    if (cursor == null) continue;
-    cursors[field] = decodeCursor(kind, id, cursor);
-    if (cursors[field] === null) violations.push({ field, description: 'is not a cursor of this history' });
-  }
-  if (violations.length > 0) throw invalidArgument(violations);
-  return cursors;
-}
 
 const idpRefused = () => new AppError('FAILED_PRECONDITION', 'history of identity providers is not served in upstream mode');
 
@@ -145,40 +107,30 @@ async function changes(
   return query.asc ? events.reverse() : events;
 }
 
-/** The page of the window [oldest, newest], as the embedded windowPage: `last` from its oldest end, else `first` from its newest. */
+/** The page of the window: one change-list call for the sequences it covers. */
 async function windowPage(
   ctx: UpstreamContext,
   kind: HistoryKind,
   id: string,
   credentials: Credentials,
-  total: number,
-  newest: number,
-  oldest: number,
+  window: HistoryWindow,
   page: PageArgs,
 ): Promise<HistoryPage> {
-  const [from, to] =
-    page.last != null
-      ? [oldest, Math.min(newest, oldest + page.last - 1)]
-      : [Math.max(oldest, newest - (page.first ?? DEFAULT_PAGE) + 1), newest];
+  const [from, to] = pageRange(window, page);
   const events =
     from <= to
       ? page.last != null
         ? await changes(ctx, kind, id, credentials, { sequence: from - 1, limit: to - from + 1, asc: true })
         : await changes(ctx, kind, id, credentials, { sequence: to + 1, limit: to - from + 1, asc: false })
       : [];
-  const edges = events
-    .filter((e) => e.sequence >= from && e.sequence <= to)
-    .map((node) => ({ cursor: encodeCursor(kind, id, node.sequence), node }));
-  return {
-    totalCount: total,
-    edges,
-    pageInfo: {
-      hasNextPage: page.last != null ? from > 1 : from > oldest,
-      hasPreviousPage: page.last != null ? to < newest : to < total,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
-    },
-  };
+  return historyPage(
+    kind,
+    id,
+    window,
+    page,
+    [from, to],
+    events.filter((e) => e.sequence >= from && e.sequence <= to),
+  );
 }
 
 export async function history(ctx: UpstreamContext, kind: HistoryKind, id: string, raw: unknown): Promise<HistoryPage> {
@@ -187,13 +139,7 @@ export async function history(ctx: UpstreamContext, kind: HistoryKind, id: strin
   if (kind === 'idp') throw idpRefused();
   requireCaller(ctx);
   const { object, credentials } = await target(ctx, kind, id, 'owner');
-  const total = object.sequence;
-  for (const field of ['after', 'before'] as const) {
-    if ((cursors[field] ?? 0) > total) throw invalidArgument([{ field, description: 'is not a cursor of this history' }]);
-  }
-  const newest = cursors.after !== null ? cursors.after - 1 : total;
-  const oldest = cursors.before !== null ? cursors.before + 1 : 1;
-  return windowPage(ctx, kind, id, credentials, total, newest, oldest, page);
+  return windowPage(ctx, kind, id, credentials, cursorWindow(cursors, object.sequence), page);
 }
 
 /** The embedded historyFromSequence's window over the same calls (`id` null: the acting organization). */
@@ -205,13 +151,7 @@ export async function historyFromSequence(
   userScope: UserScope = 'owner',
 ): Promise<HistoryPage> {
   const query = (raw ?? {}) as SequenceQuery;
-  const forward = query.afterSequence != null;
-  const page: PageArgs = forward ? { last: query.limit ?? DEFAULT_PAGE } : { first: query.limit ?? DEFAULT_PAGE };
-  checkArgs(kind, id ?? '', page);
-  const sequence = (forward ? query.afterSequence : query.beforeSequence) ?? 0;
-  if (!Number.isSafeInteger(sequence) || sequence < 0) {
-    throw invalidArgument([{ field: forward ? 'afterSequence' : 'beforeSequence', description: 'must be a sequence (0 or more)' }]);
-  }
+  const asked = sequencePage(kind, id, query);
   if (kind === 'idp') throw idpRefused();
   requireCaller(ctx);
   let targetId = id;
@@ -220,8 +160,5 @@ export async function historyFromSequence(
     targetId = ctx.orgHeader ?? (await me(ctx)).resourceOwner;
   }
   const { object, credentials } = await target(ctx, kind, targetId, userScope);
-  const total = object.sequence;
-  const newest = forward || sequence === 0 ? total : Math.min(total, sequence - 1);
-  const oldest = forward ? sequence + 1 : 1;
-  return windowPage(ctx, kind, targetId, credentials, total, newest, oldest, page);
+  return windowPage(ctx, kind, targetId, credentials, sequenceWindow(asked, object.sequence), asked.page);
 }

@@ -76,6 +76,12 @@ export function embeddedOnly(why: string): { skip: boolean } {
   return { skip: upstreamMode };
 }
 
+/** The other way round: a test of the front gateway itself (its upstream calls), skipped in the embedded run with a line saying so. */
+export function upstreamOnly(what: string): { skip: boolean } {
+  if (!upstreamMode) console.log(`[embedded mode] skipped, runs in upstream mode (test/upstream/): ${what}`);
+  return { skip: !upstreamMode };
+}
+
 export async function startGateway(options: StartOptions = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gw-'));
   const config = loadConfig({ ...TEST_DEFAULTS, ...options.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' });
