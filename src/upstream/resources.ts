@@ -1,140 +1,132 @@
 // The other mutations over ZITADEL's API: identity providers, projects and SAML apps,
 // organizations and their members (management v1, org v2), security keys and resent codes (user
-// v2). Each checks its input with the commands' rules, then is one call.
+// v2). Each is wired by `mutation` (src/upstream/send.ts): the commands' input rules, then one call.
 import { OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
-import type { AddIdpResult, AddSAMLAppResult, Details, RegisterU2FResult } from '../operations.ts';
-import type { UpstreamContext } from './context.ts';
 import { detailsOf, enumOf } from './convert.ts';
-import { checked, type InputRules } from './inputs.ts';
-import { write } from './send.ts';
+import type { InputRules } from './inputs.ts';
+import { details, mutation } from './send.ts';
+
+/** An OIDC configuration as management v1 takes it (scopes absent: none; mappings by number). */
+const oidc = (i: {
+  issuer: string;
+  clientId: string;
+  scopes?: string[] | null;
+  displayNameMapping?: string | null;
+  usernameMapping?: string | null;
+}) => ({
+  issuer: i.issuer,
+  clientId: i.clientId,
+  scopes: i.scopes ?? [],
+  displayNameMapping: enumOf(OIDCMappingFieldSchema, i.displayNameMapping),
+  usernameMapping: enumOf(OIDCMappingFieldSchema, i.usernameMapping),
+});
 
 /** Identity providers, projects and SAML apps (management v1). */
 export function resourceMutations(rules: InputRules) {
   return {
-    async addOIDCIdentityProvider(ctx: UpstreamContext, raw: unknown): Promise<AddIdpResult> {
-      const input = await checked(rules.addOIDCIdentityProvider, raw);
-      const r = await write(ctx, 'AddOrgOIDCIDP', (o) =>
-        ctx.upstream.clients.management.addOrgOIDCIDP(
-          {
-            name: input.name,
-            issuer: input.issuer,
-            clientId: input.clientId,
-            clientSecret: input.clientSecret,
-            scopes: input.scopes ?? [],
-            displayNameMapping: enumOf(OIDCMappingFieldSchema, input.displayNameMapping),
-            usernameMapping: enumOf(OIDCMappingFieldSchema, input.usernameMapping),
-          },
-          o,
-        ),
-      );
-      return { idpId: r.idpId, details: detailsOf(r.details) };
-    },
-
-    async updateOIDCIdentityProvider(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.updateOIDCIdentityProvider, raw);
-      const r = await write(ctx, 'UpdateOrgIDPOIDCConfig', (o) =>
-        ctx.upstream.clients.management.updateOrgIDPOIDCConfig(
-          {
-            idpId: input.idpId,
-            issuer: input.issuer,
-            clientId: input.clientId,
-            // Empty: the stored secret is kept, on both sides.
-            clientSecret: input.clientSecret ?? '',
-            scopes: input.scopes ?? [],
-            displayNameMapping: enumOf(OIDCMappingFieldSchema, input.displayNameMapping),
-            usernameMapping: enumOf(OIDCMappingFieldSchema, input.usernameMapping),
-          },
-          o,
-        ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async addProject(ctx: UpstreamContext, raw: unknown) {
-      const input = await checked(rules.addProject, raw);
-      const r = await write(ctx, 'AddProject', (o) => ctx.upstream.clients.management.addProject({ name: input.name }, o));
-      return { projectId: r.id, details: detailsOf(r.details) };
-    },
-
-    async addSAMLApp(ctx: UpstreamContext, raw: unknown): Promise<AddSAMLAppResult> {
-      const input = await checked(rules.addSAMLApp, raw);
-      const r = await write(ctx, 'AddSAMLApp', (o) =>
+    addOIDCIdentityProvider: mutation(
+      'addOIDCIdentityProvider',
+      rules.addOIDCIdentityProvider,
+      'AddOrgOIDCIDP',
+      (ctx, i, o) => ctx.upstream.clients.management.addOrgOIDCIDP({ name: i.name, clientSecret: i.clientSecret, ...oidc(i) }, o),
+      (r) => ({ idpId: r.idpId, details: detailsOf(r.details) }),
+    ),
+    updateOIDCIdentityProvider: mutation(
+      'updateOIDCIdentityProvider',
+      rules.updateOIDCIdentityProvider,
+      'UpdateOrgIDPOIDCConfig',
+      // An empty secret keeps the stored one, on both sides.
+      (ctx, i, o) =>
+        ctx.upstream.clients.management.updateOrgIDPOIDCConfig({ idpId: i.idpId, clientSecret: i.clientSecret ?? '', ...oidc(i) }, o),
+      details,
+    ),
+    addProject: mutation(
+      'addProject',
+      rules.addProject,
+      'AddProject',
+      (ctx, i, o) => ctx.upstream.clients.management.addProject({ name: i.name }, o),
+      (r) => ({ projectId: r.id, details: detailsOf(r.details) }),
+    ),
+    addSAMLApp: mutation(
+      'addSAMLApp',
+      rules.addSAMLApp,
+      'AddSAMLApp',
+      (ctx, i, o) =>
         ctx.upstream.clients.management.addSAMLApp(
           {
-            projectId: input.projectId,
-            name: input.name,
-            metadata: input.metadataXml
-              ? { case: 'metadataXml', value: Buffer.from(input.metadataXml, 'base64') }
-              : { case: 'metadataUrl', value: input.metadataUrl ?? '' },
+            projectId: i.projectId,
+            name: i.name,
+            metadata: i.metadataXml
+              ? { case: 'metadataXml', value: Buffer.from(i.metadataXml, 'base64') }
+              : { case: 'metadataUrl', value: i.metadataUrl ?? '' },
           },
           o,
         ),
-      );
-      return { appId: r.appId, details: detailsOf(r.details) };
-    },
+      (r) => ({ appId: r.appId, details: detailsOf(r.details) }),
+    ),
   };
 }
 
 /** Organizations and members (org v2, management v1), security keys and resent codes (user v2). */
 export function accountMutations(rules: InputRules) {
   return {
-    async addOrganization(ctx: UpstreamContext, raw: unknown) {
-      const input = await checked(rules.addOrganization, raw);
-      const r = await write(ctx, 'AddOrganization', (o) => ctx.upstream.clients.orgs.addOrganization({ name: input.name, admins: [] }, o));
-      return { orgId: r.organizationId, details: detailsOf(r.details) };
-    },
-
-    async addOrgMember(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.addOrgMember, raw);
-      const r = await write(ctx, 'AddOrgMember', (o) =>
-        ctx.upstream.clients.management.addOrgMember({ userId: input.userId, roles: input.roles }, o),
-      );
-      return detailsOf(r.details);
-    },
-
-    async registerU2F(ctx: UpstreamContext, raw: unknown): Promise<RegisterU2FResult> {
-      const input = await checked(rules.registerU2F, raw);
-      const r = await write(ctx, 'RegisterU2F', (o) =>
-        ctx.upstream.clients.users.registerU2F({ userId: input.userId, domain: input.domain ?? '' }, o),
-      );
-      return {
+    addOrganization: mutation(
+      'addOrganization',
+      rules.addOrganization,
+      'AddOrganization',
+      (ctx, i, o) => ctx.upstream.clients.orgs.addOrganization({ name: i.name, admins: [] }, o),
+      (r) => ({ orgId: r.organizationId, details: detailsOf(r.details) }),
+    ),
+    addOrgMember: mutation(
+      'addOrgMember',
+      rules.addOrgMember,
+      'AddOrgMember',
+      (ctx, i, o) => ctx.upstream.clients.management.addOrgMember({ userId: i.userId, roles: i.roles }, o),
+      details,
+    ),
+    registerU2F: mutation(
+      'registerU2F',
+      rules.registerU2F,
+      'RegisterU2F',
+      (ctx, i, o) => ctx.upstream.clients.users.registerU2F({ userId: i.userId, domain: i.domain ?? '' }, o),
+      (r) => ({
         u2fId: r.u2fId,
         details: detailsOf(r.details),
+        // google.protobuf.Struct: the options as JSON, what the browser's navigator.credentials.create takes.
         publicKeyCredentialCreationOptions: (r.publicKeyCredentialCreationOptions ?? {}) as never,
-      };
-    },
-
-    async verifyU2FRegistration(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.verifyU2FRegistration, raw);
-      const r = await write(ctx, 'VerifyU2FRegistration', (o) =>
+      }),
+    ),
+    verifyU2FRegistration: mutation(
+      'verifyU2FRegistration',
+      rules.verifyU2FRegistration,
+      'VerifyU2FRegistration',
+      (ctx, i, o) =>
         ctx.upstream.clients.users.verifyU2FRegistration(
-          { userId: input.userId, u2fId: input.u2fId, publicKeyCredential: input.publicKeyCredential as never, tokenName: input.tokenName },
+          { userId: i.userId, u2fId: i.u2fId, publicKeyCredential: i.publicKeyCredential as never, tokenName: i.tokenName },
           o,
         ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async resendEmailCode(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.resendEmailCode, raw);
-      const r = await write(ctx, 'ResendEmailCode', (o) =>
+      details,
+    ),
+    resendEmailCode: mutation(
+      'resendEmailCode',
+      rules.resendEmailCode,
+      'ResendEmailCode',
+      (ctx, i, o) =>
         ctx.upstream.clients.users.resendEmailCode(
           {
-            userId: input.userId,
-            verification: input.urlTemplate ? { case: 'sendCode', value: { urlTemplate: input.urlTemplate } } : { case: undefined },
+            userId: i.userId,
+            verification: i.urlTemplate ? { case: 'sendCode', value: { urlTemplate: i.urlTemplate } } : { case: undefined },
           },
           o,
         ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async resendPhoneCode(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.resendPhoneCode, raw);
-      const r = await write(ctx, 'ResendPhoneCode', (o) =>
-        ctx.upstream.clients.users.resendPhoneCode({ userId: input.userId, verification: { case: undefined } }, o),
-      );
-      return detailsOf(r.details);
-    },
+      details,
+    ),
+    resendPhoneCode: mutation(
+      'resendPhoneCode',
+      rules.resendPhoneCode,
+      'ResendPhoneCode',
+      (ctx, i, o) => ctx.upstream.clients.users.resendPhoneCode({ userId: i.userId, verification: { case: undefined } }, o),
+      details,
+    ),
   };
 }

@@ -1,16 +1,16 @@
-// The user mutations over ZITADEL's API: each checks its input with the commands' rules, then is
-// one call (auth v1 for the caller's own profile, management v1 where the embedded operation is
-// scoped to the acting organization, user v2 for the rest, as the wire face serves them).
+// The user mutations over ZITADEL's API, each wired by `mutation` (src/upstream/send.ts): the
+// commands' input rules, then one call (auth v1 for the caller's own profile, management v1 where
+// the embedded operation is scoped to the acting organization, user v2 for the rest, as the wire
+// face serves them).
 import { GenderSchema } from '@zitadel/proto/zitadel/user_pb.js';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { GenderSchema as GenderV2Schema } from '@zitadel/proto/zitadel/user/v2/user_pb.js';
 import type { AddHumanUserRequestSchema, SetEmailRequestSchema } from '@zitadel/proto/zitadel/user/v2/user_service_pb.js';
-import type { AddHumanUserResult, Details } from '../operations.ts';
-import type { UpstreamContext } from './context.ts';
+import type { AddHumanUserInput } from '../commands/user-inputs.ts';
 import { detailsOf, enumOf } from './convert.ts';
 import type { FieldRenames } from './errors.ts';
-import { checked, type InputRules } from './inputs.ts';
-import { write } from './send.ts';
+import type { InputRules } from './inputs.ts';
+import { details, mutation } from './send.ts';
 
 /** AddHumanUser's input paths whose wire names are not their snake_case. */
 const ADD_HUMAN_USER_RENAMES: FieldRenames = {
@@ -43,134 +43,120 @@ function phoneVerification(v: Verification): NonNullable<MessageInitShape<typeof
 
 const orNothing = (s: string | null | undefined) => s ?? undefined;
 
-/** AddHumanUser (user v2): a new user, or one imported with its password hash. */
-async function addHumanUser(rules: InputRules, ctx: UpstreamContext, raw: unknown): Promise<AddHumanUserResult> {
-  const input = await checked(rules.addHumanUser, raw);
+/** AddHumanUser's request (user v2): a new user, or one imported with its password hash. */
+function addHumanUserRequest(input: AddHumanUserInput): MessageInitShape<typeof AddHumanUserRequestSchema> {
   const org = input.organisation;
-  const r = await write(
-    ctx,
-    'AddHumanUser',
-    (o) =>
-      ctx.upstream.clients.users.addHumanUser(
-        {
-          userId: orNothing(input.userId),
-          username: orNothing(input.username),
-          organization: org
-            ? { org: org.orgId ? { case: 'orgId', value: org.orgId } : { case: 'orgDomain', value: org.orgDomain ?? '' } }
-            : undefined,
-          profile: {
-            givenName: input.profile.firstName,
-            familyName: input.profile.lastName,
-            nickName: orNothing(input.profile.nickName),
-            displayName: orNothing(input.profile.displayName),
-            preferredLanguage: orNothing(input.profile.preferredLanguage),
-            gender: enumOf(GenderV2Schema, input.profile.gender),
-          },
-          email: { email: input.email.email, verification: emailVerification(input.email) },
-          phone: input.phone?.phone ? { phone: input.phone.phone, verification: phoneVerification(input.phone) } : undefined,
-          metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })),
-          passwordType: input.password
-            ? { case: 'password', value: { password: input.password.password, changeRequired: input.password.changeRequired ?? false } }
-            : input.hashedPassword
-              ? {
-                  case: 'hashedPassword',
-                  value: { hash: input.hashedPassword.hash, changeRequired: input.hashedPassword.changeRequired ?? false },
-                }
-              : { case: undefined },
-          idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
-        },
-        o,
-      ),
-    ADD_HUMAN_USER_RENAMES,
-  );
-  return { userId: r.userId, details: detailsOf(r.details), emailCode: r.emailCode ?? null, phoneCode: r.phoneCode ?? null };
+  const password = input.password;
+  const hashed = input.hashedPassword;
+  return {
+    userId: orNothing(input.userId),
+    username: orNothing(input.username),
+    organization: org
+      ? { org: org.orgId ? { case: 'orgId', value: org.orgId } : { case: 'orgDomain', value: org.orgDomain ?? '' } }
+      : undefined,
+    profile: {
+      givenName: input.profile.firstName,
+      familyName: input.profile.lastName,
+      nickName: orNothing(input.profile.nickName),
+      displayName: orNothing(input.profile.displayName),
+      preferredLanguage: orNothing(input.profile.preferredLanguage),
+      gender: enumOf(GenderV2Schema, input.profile.gender),
+    },
+    email: { email: input.email.email, verification: emailVerification(input.email) },
+    phone: input.phone?.phone ? { phone: input.phone.phone, verification: phoneVerification(input.phone) } : undefined,
+    metadata: (input.metadata ?? []).map((m) => ({ key: m.key, value: Buffer.from(m.value, 'base64') })),
+    passwordType: password
+      ? { case: 'password', value: { password: password.password, changeRequired: password.changeRequired ?? false } }
+      : hashed
+        ? { case: 'hashedPassword', value: { hash: hashed.hash, changeRequired: hashed.changeRequired ?? false } }
+        : { case: undefined },
+    idpLinks: (input.idpLinks ?? []).map((l) => ({ idpId: l.idpId, userId: l.userId, userName: l.userName })),
+  };
 }
+
+/** A profile as management v1 and auth v1 take it. */
+const profileV1 = (i: {
+  firstName: string;
+  lastName: string;
+  nickName?: string | null;
+  displayName?: string | null;
+  preferredLanguage?: string | null;
+  gender?: string | null;
+}) => ({
+  firstName: i.firstName,
+  lastName: i.lastName,
+  nickName: orNothing(i.nickName),
+  displayName: orNothing(i.displayName),
+  preferredLanguage: orNothing(i.preferredLanguage),
+  gender: enumOf(GenderSchema, i.gender),
+});
 
 export function userMutations(rules: InputRules) {
   return {
-    async updateMyProfile(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.updateMyProfile, raw);
-      const r = await write(ctx, 'UpdateMyProfile', (o) =>
-        ctx.upstream.clients.auth.updateMyProfile(
-          {
-            firstName: input.firstName,
-            lastName: input.lastName,
-            nickName: orNothing(input.nickName),
-            displayName: input.displayName,
-            preferredLanguage: orNothing(input.preferredLanguage),
-            gender: enumOf(GenderSchema, input.gender),
-          },
-          o,
-        ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async updateHumanProfile(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.updateHumanProfile, raw);
-      const r = await write(ctx, 'UpdateHumanProfile', (o) =>
-        ctx.upstream.clients.management.updateHumanProfile(
-          {
-            userId: input.userId,
-            firstName: input.firstName,
-            lastName: input.lastName,
-            nickName: orNothing(input.nickName),
-            displayName: orNothing(input.displayName),
-            preferredLanguage: orNothing(input.preferredLanguage),
-            gender: enumOf(GenderSchema, input.gender),
-          },
-          o,
-        ),
-      );
-      return detailsOf(r.details);
-    },
-
-    addHumanUser: (ctx: UpstreamContext, raw: unknown) => addHumanUser(rules, ctx, raw),
-
-    async setEmail(ctx: UpstreamContext, raw: unknown) {
-      const input = await checked(rules.setEmail, raw);
-      const r = await write(ctx, 'SetEmail', (o) =>
-        ctx.upstream.clients.users.setEmail({ userId: input.userId, email: input.email, verification: emailVerification(input) }, o),
-      );
-      return { details: detailsOf(r.details), verificationCode: r.verificationCode ?? null };
-    },
-
-    async updateHumanPhone(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.updateHumanPhone, raw);
-      const r = await write(ctx, 'UpdateHumanPhone', (o) =>
+    updateMyProfile: mutation(
+      'updateMyProfile',
+      rules.updateMyProfile,
+      'UpdateMyProfile',
+      (ctx, i, o) => ctx.upstream.clients.auth.updateMyProfile({ ...profileV1(i), displayName: i.displayName }, o),
+      details,
+    ),
+    updateHumanProfile: mutation(
+      'updateHumanProfile',
+      rules.updateHumanProfile,
+      'UpdateHumanProfile',
+      (ctx, i, o) => ctx.upstream.clients.management.updateHumanProfile({ userId: i.userId, ...profileV1(i) }, o),
+      details,
+    ),
+    addHumanUser: mutation(
+      'addHumanUser',
+      rules.addHumanUser,
+      'AddHumanUser',
+      (ctx, i, o) => ctx.upstream.clients.users.addHumanUser(addHumanUserRequest(i), o),
+      (r) => ({ userId: r.userId, details: detailsOf(r.details), emailCode: r.emailCode ?? null, phoneCode: r.phoneCode ?? null }),
+      ADD_HUMAN_USER_RENAMES,
+    ),
+    setEmail: mutation(
+      'setEmail',
+      rules.setEmail,
+      'SetEmail',
+      (ctx, i, o) => ctx.upstream.clients.users.setEmail({ userId: i.userId, email: i.email, verification: emailVerification(i) }, o),
+      (r) => ({ details: detailsOf(r.details), verificationCode: r.verificationCode ?? null }),
+    ),
+    updateHumanPhone: mutation(
+      'updateHumanPhone',
+      rules.updateHumanPhone,
+      'UpdateHumanPhone',
+      (ctx, i, o) =>
         ctx.upstream.clients.management.updateHumanPhone(
-          { userId: input.userId, phone: input.phone, isPhoneVerified: input.isPhoneVerified ?? false },
+          { userId: i.userId, phone: i.phone, isPhoneVerified: i.isPhoneVerified ?? false },
           o,
         ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async setHumanPassword(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.setHumanPassword, raw);
-      const r = await write(ctx, 'SetHumanPassword', (o) =>
+      details,
+    ),
+    setHumanPassword: mutation(
+      'setHumanPassword',
+      rules.setHumanPassword,
+      'SetHumanPassword',
+      (ctx, i, o) =>
         ctx.upstream.clients.management.setHumanPassword(
-          { userId: input.userId, password: input.password, noChangeRequired: input.noChangeRequired ?? false },
+          { userId: i.userId, password: i.password, noChangeRequired: i.noChangeRequired ?? false },
           o,
         ),
-      );
-      return detailsOf(r.details);
-    },
-
-    async verifyEmail(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.verifyCode, raw);
-      const r = await write(ctx, 'VerifyEmail', (o) =>
-        ctx.upstream.clients.users.verifyEmail({ userId: input.userId, verificationCode: input.verificationCode }, o),
-      );
-      return detailsOf(r.details);
-    },
-
-    async verifyPhone(ctx: UpstreamContext, raw: unknown): Promise<Details> {
-      const input = await checked(rules.verifyCode, raw);
-      const r = await write(ctx, 'VerifyPhone', (o) =>
-        ctx.upstream.clients.users.verifyPhone({ userId: input.userId, verificationCode: input.verificationCode }, o),
-      );
-      return detailsOf(r.details);
-    },
+      details,
+    ),
+    verifyEmail: mutation(
+      'verifyEmail',
+      rules.verifyCode,
+      'VerifyEmail',
+      (ctx, i, o) => ctx.upstream.clients.users.verifyEmail({ userId: i.userId, verificationCode: i.verificationCode }, o),
+      details,
+    ),
+    verifyPhone: mutation(
+      'verifyPhone',
+      rules.verifyCode,
+      'VerifyPhone',
+      (ctx, i, o) => ctx.upstream.clients.users.verifyPhone({ userId: i.userId, verificationCode: i.verificationCode }, o),
+      details,
+    ),
   };
 }
