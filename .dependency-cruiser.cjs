@@ -89,7 +89,7 @@ module.exports = {
 
     rule(
       'upstream-beside-commands',
-      'Upstream mode runs the commands\' input rules before any call (the same errors as the embedded mode) and nothing else of them: it is the other implementation of the operations, not a layer over the commands.',
+      "Upstream mode runs the commands' input rules before any call (the same errors as the embedded mode) and nothing else of them: it is the other implementation of the operations, not a layer over the commands.",
       { path: UPSTREAM },
       { path: COMMANDS, pathNot: '^src/commands/([a-z0-9-]+-inputs|rules|org-header)\\.ts$' },
     ),
