@@ -64,14 +64,14 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
     },
     tokens,
   });
-  const ops = upstreamOperations(config);
+  const operations = faceOperations((headers, caller) => upstreamContext(upstream, headers, caller), upstreamOperations(config));
   const graphql = createGraphQLFace({
     config,
     logger,
     schema: buildSchema(config),
     tokens,
     idempotency: http.idempotency,
-    operations: faceOperations((headers, caller) => upstreamContext(upstream, headers, caller), ops),
+    operations,
     // The quick start's GraphiQL token is the embedded mode's: here each caller brings ZITADEL's.
     instanceAdminId: async () => null,
   });
@@ -88,7 +88,7 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
     })());
   return {
     yoga: graphql.yoga,
-    ops: faceOperations((headers, caller) => upstreamContext(upstream, headers, caller), ops).ops,
+    ops: operations.ops,
     upstream,
     logger,
     metrics,

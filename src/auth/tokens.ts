@@ -2,9 +2,11 @@
 // quick-start signer. README, Authentication and permissions.
 import {
   createRemoteJWKSet,
+  customFetch,
   errors,
   jwtVerify,
   SignJWT,
+  type FetchImplementation,
   type JWTPayload,
   type JWTVerifyGetKey,
   type JWTVerifyOptions,
@@ -14,7 +16,8 @@ import type { Config } from '../config.ts';
 import { unauthenticated, unavailable } from '../errors.ts';
 import { LOCAL_KEY_ALG, loadOrCreateLocalKey, type LocalKey } from './local-key.ts';
 
-type AuthConfig = Pick<Config, 'jwksUrl' | 'jwtIssuer' | 'jwtAudience' | 'dataDir'>;
+/** Issuer and audience left out: not checked (upstream mode leaves them to ZITADEL, which gets the token). */
+type AuthConfig = Pick<Config, 'jwksUrl' | 'dataDir'> & Partial<Pick<Config, 'jwtIssuer' | 'jwtAudience'>>;
 
 export interface TokenVerifier {
   verify(authorizationHeader: string | null | undefined): Promise<{ userId: string }>;
@@ -25,6 +28,8 @@ export interface TokenVerifierOptions {
   cacheSize?: number;
   /** Longest a cached verification is trusted before the signature is checked again. */
   cacheTtlMs?: number;
+  /** How the key set is fetched (upstream mode: over HTTPS trusting ZITADEL_CA_FILE); default: global fetch. */
+  fetchKeys?: FetchImplementation;
 }
 
 const MAX_TOKEN_LENGTH = 8192;
@@ -42,8 +47,8 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 class KeySourceUnavailable extends Error {}
 
 /** Key problems caused by the token (unknown kid/alg) stay token errors; fetch failures do not. */
-function remoteKeys(url: string): JWTVerifyGetKey {
-  const jwks = createRemoteJWKSet(new URL(url));
+function remoteKeys(url: string, fetchKeys?: FetchImplementation): JWTVerifyGetKey {
+  const jwks = createRemoteJWKSet(new URL(url), fetchKeys ? { [customFetch]: fetchKeys } : {});
   return async (header, token) => {
     try {
       return await jwks(header, token);
@@ -76,7 +81,7 @@ export function createTokenVerifier(config: AuthConfig, opts: TokenVerifierOptio
   // The key (or key set) is set up once; loading the local key is not a token error.
   let getCheck: () => Promise<(token: string) => Promise<JWTVerifyResult>>;
   if (config.jwksUrl) {
-    const keys = remoteKeys(config.jwksUrl);
+    const keys = remoteKeys(config.jwksUrl, opts.fetchKeys);
     const check = (token: string) => jwtVerify(token, keys, verifyOptions);
     getCheck = async () => check;
   } else {

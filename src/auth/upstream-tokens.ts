@@ -6,9 +6,8 @@
 // are ZITADEL's to check when it gets the token.
 import { createHmac } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
-import { createRemoteJWKSet, customFetch, decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { unauthenticated, unavailable } from '../errors.ts';
-import { bearerToken, type TokenVerifier } from './tokens.ts';
+import { decodeProtectedHeader } from 'jose';
+import { bearerToken, createTokenVerifier, type TokenVerifier } from './tokens.ts';
 
 const looksLikeJwt = (token: string): boolean => {
   if (token.split('.').length !== 3) return false;
@@ -43,26 +42,13 @@ function fetchTrusting(ca: Buffer) {
 }
 
 export function createUpstreamTokenVerifier(jwksUrl: string, secret: string | Buffer, ca?: Buffer): TokenVerifier {
-  const keys = createRemoteJWKSet(new URL(jwksUrl), ca && jwksUrl.startsWith('https:') ? { [customFetch]: fetchTrusting(ca) } : {});
-  const cache = new Map<string, { userId: string; expMs: number }>();
+  // The JWTs: the gateway's own verifier (its key-set cache, its token cache, its errors), without issuer and audience.
+  const jwts = createTokenVerifier({ jwksUrl, dataDir: '' }, ca && jwksUrl.startsWith('https:') ? { fetchKeys: fetchTrusting(ca) } : {});
   return {
     async verify(header) {
       const token = bearerToken(header);
       if (!looksLikeJwt(token)) return { userId: `opaque:${createHmac('sha256', secret).update(token).digest('base64url').slice(0, 32)}` };
-      const hit = cache.get(token);
-      if (hit && hit.expMs > Date.now()) return { userId: hit.userId };
-      try {
-        const { payload } = await jwtVerify(token, keys, { requiredClaims: ['sub', 'exp'] });
-        if (cache.size >= 1000) cache.delete(cache.keys().next().value as string);
-        cache.set(token, { userId: payload.sub!, expMs: payload.exp! * 1000 });
-        return { userId: payload.sub! };
-      } catch (err) {
-        if (err instanceof errors.JWTExpired) throw unauthenticated('Token expired');
-        if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWSSignatureVerificationFailed)
-          throw unauthenticated('Invalid token');
-        if (err instanceof errors.JOSEError && !(err instanceof errors.JWKSTimeout)) throw unauthenticated('Invalid token');
-        throw unavailable('Token keys cannot be fetched, try again');
-      }
+      return jwts.verify(header);
     },
   };
 }

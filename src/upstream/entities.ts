@@ -18,8 +18,8 @@ async function users(ctx: UpstreamContext, ids: readonly string[]): Promise<Map<
   const r = await listed(ctx, ids);
   if (!r) {
     // A caller that may list no users still sees itself, as in the embedded loads.
-    const mine = await me(ctx).catch(() => null);
-    if (mine && ids.includes(mine.id) && (!ctx.orgHeader || mine.resourceOwner === ctx.orgHeader)) found.set(mine.id, mine);
+    const mine = await me(ctx);
+    if (ids.includes(mine.id) && (!ctx.orgHeader || mine.resourceOwner === ctx.orgHeader)) found.set(mine.id, mine);
     return found;
   }
   for (const u of r.result) {

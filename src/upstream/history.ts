@@ -38,7 +38,7 @@ import type { Snapshot, StoredEvent } from '../store/port.ts';
 import type { Credentials } from './client.ts';
 import type { UpstreamContext } from './context.ts';
 import { me, organization, project, readUser } from './reads.ts';
-import { requireCaller } from './send.ts';
+import { read, requireCaller } from './send.ts';
 
 const idpRefused = () => new AppError('FAILED_PRECONDITION', 'history of identity providers is not served in upstream mode');
 
@@ -95,8 +95,7 @@ async function changes(
 ): Promise<StoredEvent[]> {
   const m = ctx.upstream.clients.management;
   const q = { sequence: BigInt(query.sequence), limit: query.limit, asc: query.asc };
-  const call = <T>(method: string, send: Parameters<typeof ctx.upstream.call<T>>[2]) =>
-    ctx.upstream.call(method, credentials, send, { read: true });
+  const call = <T>(method: string, send: Parameters<typeof read<T>>[2]) => read(ctx, method, send, credentials);
   const r =
     kind === 'user'
       ? await call('ListUserChanges', (o) => m.listUserChanges({ userId: id, query: q }, o))

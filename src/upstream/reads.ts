@@ -3,7 +3,6 @@
 // management v1 call when a query selects it). Scoping follows the embedded queries: `user` and
 // `project`/`identityProvider` answer what lives in the acting organization (the organization
 // header, else the caller's own), null for what is not there. Every read is asked for once a request.
-import { Code, ConnectError } from '@connectrpc/connect';
 import { OIDCMappingFieldSchema } from '@zitadel/proto/zitadel/idp_pb.js';
 import { AuthFactorState } from '@zitadel/proto/zitadel/user_pb.js';
 import { AppError } from '../errors.ts';
@@ -15,15 +14,14 @@ import type { UserPart, UserScope } from '../operations.ts';
 import type { Snapshot } from '../store/port.ts';
 import { readOnce, type UpstreamContext } from './context.ts';
 import { detailsOf, nameOf, snapshotOf, userOf } from './convert.ts';
-import { read } from './send.ts';
+import { read, requireCaller } from './send.ts';
 
-/** NOT_FOUND from the upstream as null (the embedded reads' "not there"). */
+/** NOT_FOUND from the upstream (an AppError by then: client.ts maps every answer) as null, the embedded reads' "not there". */
 async function orNull<T>(p: Promise<T>): Promise<T | null> {
   try {
     return await p;
   } catch (err) {
     if (err instanceof AppError && err.code === 'NOT_FOUND') return null;
-    if (err instanceof ConnectError && err.code === Code.NotFound) return null;
     throw err;
   }
 }
@@ -46,9 +44,8 @@ export function me(ctx: UpstreamContext): Promise<Snapshot<User>> {
 /** A user wherever the caller may read it, the organization forwarded as given (`orgId`, else none). */
 function userById(ctx: UpstreamContext, id: string, orgId: string | null): Promise<Snapshot<User> | null> {
   return readOnce(ctx, `user:${orgId ?? ''}:${id}`, async () => {
-    const credentials = { ...ctx.credentials, orgId };
     const r = await orNull(
-      ctx.upstream.call('GetUserByID', credentials, (o) => ctx.upstream.clients.users.getUserByID({ userId: id }, o), { read: true }),
+      read(ctx, 'GetUserByID', (o) => ctx.upstream.clients.users.getUserByID({ userId: id }, o), { ...ctx.credentials, orgId }),
     );
     return r?.user ? userOf(r.user) : null;
   });
@@ -64,7 +61,7 @@ export async function user(ctx: UpstreamContext, id: string): Promise<Snapshot<U
 }
 
 export async function readUser(ctx: UpstreamContext, id: string, scope: UserScope): Promise<Snapshot<User> | null> {
-  if (ctx.authError) throw ctx.authError;
+  requireCaller(ctx);
   const [found, org] = await Promise.all([userById(ctx, id, ctx.orgHeader), scope === 'anywhere' ? Promise.resolve(null) : actingOrg(ctx)]);
   if (!found || (org !== null && found.resourceOwner !== org)) return null;
   return found;
@@ -74,8 +71,7 @@ export async function readUser(ctx: UpstreamContext, id: string, scope: UserScop
 export function userPart<K extends UserPart>(ctx: UpstreamContext, u: Snapshot<User>, part: K): Promise<User[K]> {
   const credentials = { ...ctx.credentials, orgId: u.resourceOwner };
   const m = ctx.upstream.clients.management;
-  const call = <T>(method: string, send: Parameters<typeof ctx.upstream.call<T>>[2]) =>
-    ctx.upstream.call(method, credentials, send, { read: true });
+  const call = <T>(method: string, send: Parameters<typeof read<T>>[2]) => read(ctx, method, send, credentials);
   return readOnce(ctx, `${part}:${u.id}`, async (): Promise<unknown> => {
     if (part === 'metadata') {
       const r = await call('ListUserMetadata', (o) => m.listUserMetadata({ id: u.id }, o));
@@ -102,11 +98,8 @@ export function userPart<K extends UserPart>(ctx: UpstreamContext, u: Snapshot<U
 
 export function organization(ctx: UpstreamContext, id: string): Promise<Snapshot<Org> | null> {
   return readOnce(ctx, `org:${id}`, async () => {
-    if (ctx.authError) throw ctx.authError;
     const r = await orNull(
-      ctx.upstream.call('GetMyOrg', { ...ctx.credentials, orgId: id }, (o) => ctx.upstream.clients.management.getMyOrg({}, o), {
-        read: true,
-      }),
+      read(ctx, 'GetMyOrg', (o) => ctx.upstream.clients.management.getMyOrg({}, o), { ...ctx.credentials, orgId: id }),
     );
     const org = r?.org;
     return org ? snapshotOf<Org>(org.id, { name: org.name, domain: org.primaryDomain, members: [] }, org.details) : null;
@@ -154,9 +147,7 @@ const entityIdOf = (xml: Uint8Array | null) => (xml ? (/entityID="([^"]*)"/.exec
 export function projectApps(ctx: UpstreamContext, p: Snapshot<Project>): Promise<SAMLApp[]> {
   return readOnce(ctx, `apps:${p.id}`, async () => {
     const credentials = { ...ctx.credentials, orgId: p.resourceOwner };
-    const r = await ctx.upstream.call('ListApps', credentials, (o) => ctx.upstream.clients.management.listApps({ projectId: p.id }, o), {
-      read: true,
-    });
+    const r = await read(ctx, 'ListApps', (o) => ctx.upstream.clients.management.listApps({ projectId: p.id }, o), credentials);
     return r.result.flatMap((app) => {
       if (app.config.case !== 'samlConfig') return [];
       const meta = app.config.value.metadata;

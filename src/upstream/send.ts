@@ -3,6 +3,7 @@
 import type { CallOptions } from '@connectrpc/connect';
 import type { z } from 'zod';
 import { unauthenticated } from '../errors.ts';
+import type { Credentials } from './client.ts';
 import type { UpstreamContext } from './context.ts';
 import type { Details } from '../operations.ts';
 import { detailsOf } from './convert.ts';
@@ -21,10 +22,18 @@ export function write<T>(ctx: UpstreamContext, method: string, send: (o: CallOpt
   return ctx.upstream.call(method, ctx.credentials, send, renames ? { renames } : {});
 }
 
-/** A read: sent again once on UNAVAILABLE. */
-export function read<T>(ctx: UpstreamContext, method: string, send: (o: CallOptions) => Promise<T>): Promise<T> {
+/**
+ * A read: sent again once on UNAVAILABLE. `credentials`: the request's, unless a read is asked in
+ * another organization than the header names (a user's parts in the user's own).
+ */
+export function read<T>(
+  ctx: UpstreamContext,
+  method: string,
+  send: (o: CallOptions) => Promise<T>,
+  credentials: Credentials = ctx.credentials,
+): Promise<T> {
   requireCaller(ctx);
-  return ctx.upstream.call(method, ctx.credentials, send, { read: true });
+  return ctx.upstream.call(method, credentials, send, { read: true });
 }
 
 /**

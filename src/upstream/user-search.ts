@@ -36,7 +36,7 @@ import { DEFAULT_PAGE, parseUserSearch, type UserPage } from '../operations.ts';
 import type { Snapshot } from '../store/port.ts';
 import type { UpstreamContext } from './context.ts';
 import { enumOf, userOf } from './convert.ts';
-import { requireCaller } from './send.ts';
+import { read, requireCaller } from './send.ts';
 
 type Query = MessageInitShape<typeof SearchQuerySchema>;
 type Input = ReturnType<typeof parseUserSearch>;
@@ -186,9 +186,9 @@ export async function searchUsers(ctx: UpstreamContext, raw: unknown): Promise<U
   queries.push({ query: { case: 'typeQuery', value: { type: Type.HUMAN } } });
   if (orgId) queries.push({ query: { case: 'organizationIdQuery', value: { organizationId: orgId } } });
   const credentials = { ...ctx.credentials, orgId };
-  const r = await ctx.upstream.call(
+  const r = await read(
+    ctx,
     'ListUsers',
-    credentials,
     (o) =>
       ctx.upstream.clients.users.listUsers(
         {
@@ -198,7 +198,7 @@ export async function searchUsers(ctx: UpstreamContext, raw: unknown): Promise<U
         },
         o,
       ),
-    { read: true },
+    credentials,
   );
   const total = Number(r.details?.totalResult ?? 0n);
   const rows = r.result.slice(0, w.take);
