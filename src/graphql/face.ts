@@ -1,8 +1,8 @@
 // The GraphQL face: graphql-yoga over the schema (src/schema), with its plugins — GraphiQL,
 // error classification and masking, partial mutations, the introspection switch, CSRF, the one
-// content type, armor, the JSON limits as GraphQL applies them, the edge's body meter,
-// Idempotency-Key, request facts, variable coercion and graphql-jit — and the Face the edge
-// hands GraphQL's requests to (src/http/face.ts).
+// content type, armor, the JSON limits as GraphQL applies them, the edge's body meter, trusted
+// documents, Idempotency-Key, request facts, variable coercion and graphql-jit — and the Face
+// the edge hands GraphQL's requests to (src/http/face.ts).
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { GraphQLSchema } from 'graphql';
@@ -29,6 +29,7 @@ import { useJsonDepthLimit } from './json-depth.ts';
 import { maskError, useErrorClassification } from './masking.ts';
 import { isSeveralMutations, usePartialMutationStatus } from './partial-mutation.ts';
 import { useRequestFacts } from './request-facts.ts';
+import { useTrustedDocuments } from './trusted-documents.ts';
 import { stateOf, useRequestState, type EdgeContext } from './request-state.ts';
 import { useVariableCoercion } from './variable-coercion.ts';
 
@@ -66,6 +67,9 @@ function edgePlugins(config: Config, idempotency: Idempotency): Plugin[] {
     useJsonContainerLimit(),
     useBodyMeter(),
     useJsonDepthLimit(),
+    // Before useIdempotency: a document sent by its id has no query until this plugin sets the
+    // manifest's text, and the idempotency plugin reads the query to tell a mutation.
+    ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
     useIdempotency(idempotency),
     useRequestFacts(),
   ];
