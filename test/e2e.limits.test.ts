@@ -16,7 +16,7 @@ import {
   UpdateMyProfileDocument,
   UserDocument,
   VerifyEmailDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { argon2OfLength, codePoints, E, emailOf, fill, urlTemplateOf } from './support/limits.ts';
 import { onlyError, startGateway, violatedFields, type ErrorBody, type Response, type TestGateway } from './support/gateway.ts';
 import { verifyImportedHash } from '../src/model/passwords.ts';

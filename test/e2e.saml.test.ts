@@ -16,7 +16,7 @@ import {
   AddSAMLAppDocument,
   ProjectDocument,
   type AddSAMLAppInput,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { onlyError, startGateway, upstreamMode, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { projectEvents, type Project, type SAMLAppAdded } from '../src/model/projects.ts';

@@ -35,7 +35,7 @@ import {
   UsersDocument,
   type UsersQuery,
   type UsersQueryVariables,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { embeddedOnly, onlyError, startGateway, upstreamMode, upstreamOnly, type Response, type TestGateway } from './support/gateway.ts';
 import { facts, SEEDED_PASSWORD_HASH, type Fact, type HumanOptions } from './support/given.ts';
 import { describeWith } from './support/servers.ts';

@@ -17,7 +17,7 @@ import {
   AddOIDCIdentityProviderDocument,
   AddOrganizationDocument,
   AddProjectDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { onlyError, startGateway, upstreamMode, type TestGateway } from './support/gateway.ts';
 import type { UpstreamGateway } from '../src/upstream-gateway.ts';
 import { describeWith } from './support/servers.ts';

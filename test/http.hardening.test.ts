@@ -17,7 +17,7 @@ import {
   type FragmentDefinitionNode,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generated/graphql.ts';
 import { readResponse } from './support/net.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';

@@ -1,8 +1,8 @@
 // The GraphQL face: graphql-yoga over the schema (src/schema), with its plugins — GraphiQL,
-// error classification and masking, GraphQL over HTTP's statuses, the introspection switch, CSRF, the one
-// content type, armor, the request's cost, the JSON limits as GraphQL applies them, the edge's body meter,
-// Idempotency-Key, request facts, variable coercion and graphql-jit — and the Face the edge
-// hands GraphQL's requests to (src/http/face.ts).
+// error classification and masking, GraphQL over HTTP's statuses, the introspection switch, CSRF,
+// the one content type, armor, the request's cost, the JSON limits as GraphQL applies them, the
+// edge's body meter, trusted documents, Idempotency-Key, request facts, variable coercion and
+// graphql-jit — and the Face the edge hands GraphQL's requests to (src/http/face.ts).
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { GraphQLSchema } from 'graphql';
@@ -31,6 +31,7 @@ import { useJsonDepthLimit } from './json-depth.ts';
 import { maskError, useErrorClassification } from './masking.ts';
 import { useRequestFacts } from './request-facts.ts';
 import { isSeveralMutations } from './several-mutations.ts';
+import { useTrustedDocuments } from './trusted-documents.ts';
 import { stateOf, useRequestState, type EdgeContext } from './request-state.ts';
 import { useVariableCoercion } from './variable-coercion.ts';
 
@@ -68,6 +69,9 @@ function edgePlugins(config: Config, idempotency: Idempotency): Plugin[] {
     useJsonContainerLimit(),
     useBodyMeter(),
     useJsonDepthLimit(),
+    // Before useIdempotency: a document sent by its id has no query until this plugin sets the
+    // manifest's text, and the idempotency plugin reads the query to tell a mutation.
+    ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
     useIdempotency(idempotency),
     useRequestFacts(),
   ];
