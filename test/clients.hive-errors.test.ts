@@ -74,6 +74,20 @@ describe('errors of the gateway as a subgraph, through an in-process Hive gatewa
     },
   );
 
+  it.each(ACCEPTS)(
+    'a query of a user the caller may not read: PERMISSION_DENIED, the Hive gateway answering 200 (Accept: %s)',
+    async (accept) => {
+      const added = await hive.post({ query: ADD_USER, variables: { input: humanInput() } }, admin);
+      const plain = { authorization: `Bearer ${await gw.tokenFor(added.body.data.addHumanUser.userId)}` };
+      const res = await hive.post({ query: USER, variables: { id: gw.adminId } }, { ...plain, accept });
+      expect(res.body.errors, JSON.stringify(res.body)).toHaveLength(1);
+      expect(res.body.errors![0]!.extensions).toMatchObject({ code: 'PERMISSION_DENIED', grpcCode: 7, serviceName: 'identity' });
+      expect(res.body.errors![0]!.path).toEqual(['user']);
+      expect(res.body.data).toEqual({ user: null });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    },
+  );
+
   it('no token: UNAUTHENTICATED from the subgraph, the Hive gateway answering 200', async () => {
     const res = await hive.post({ query: '{ me { id } }' }, { accept: 'application/json' });
     expect(res.body.errors?.[0]?.extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16 });
