@@ -121,8 +121,8 @@ describe('Apollo Client 4 against the GraphQL face', () => {
     expect(c.data!.user).toBeNull();
   });
 
-  it('an invalid input is INVALID_ARGUMENT naming the field in its BadRequest details', async () => {
-    const { client } = clientAs(gw.adminToken);
+  it('an invalid input is INVALID_ARGUMENT naming the field in its BadRequest details, on an HTTP 200 (the input rules run in the field)', async () => {
+    const { client, wire } = clientAs(gw.adminToken);
     const error = await client
       .mutate({ mutation: AddHumanUserDocument, variables: { input: humanInput({ email: { email: 'not an address' } }) as any } })
       .then(
@@ -134,17 +134,23 @@ describe('Apollo Client 4 against the GraphQL face', () => {
     const details = first.extensions!.details as { '@type': string; fieldViolations: { field: string }[] }[];
     expect(details[0]!['@type']).toBe('type.googleapis.com/google.rpc.BadRequest');
     expect(details.flatMap((d) => d.fieldViolations.map((v) => v.field))).toEqual(['input.email.email']);
+    expect(wire.last().status).toBe(200);
   });
 
-  it('no token and a bad token are CombinedGraphQLErrors with UNAUTHENTICATED, on an HTTP 200', async () => {
-    for (const token of [null, 'not-a-token']) {
-      const { client, wire } = clientAs(token);
-      const error = await client.query({ query: MeDocument, fetchPolicy: 'network-only' }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(graphQLError(error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
-      expect(wire.last().status, String(token)).toBe(200);
+  it("no token and a bad token: CombinedGraphQLErrors with UNAUTHENTICATED, 401 under Apollo's Accept (graphql-response+json), 200 under application/json", async () => {
+    for (const [accept, status] of [
+      [undefined, 401],
+      ['application/json', 200],
+    ] as const) {
+      for (const token of [null, 'not-a-token']) {
+        const { client, wire } = clientAs(token, accept);
+        const error = await client.query({ query: MeDocument, fetchPolicy: 'network-only' }).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(graphQLError(error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
+        expect(wire.last().status, `${accept ?? "Apollo's default Accept"}, token ${token}`).toBe(status);
+      }
     }
   });
 

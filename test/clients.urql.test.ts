@@ -128,12 +128,17 @@ describe('urql 6 against the GraphQL face', () => {
     expect(wire.last().status).toBe(200);
   });
 
-  it('no token and a bad token: UNAUTHENTICATED in graphQLErrors, the answer 200', async () => {
-    for (const token of [null, 'not-a-token']) {
-      const { client, wire } = clientAs(token);
-      const res = await client.query(MeDocument, {}).toPromise();
-      expect(graphQLError(res.error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
-      expect(wire.last().status, String(token)).toBe(200);
+  it("no token and a bad token: UNAUTHENTICATED in graphQLErrors, 401 under urql's Accept (graphql-response+json), 200 under application/json", async () => {
+    for (const [accept, status] of [
+      [undefined, 401],
+      ['application/json', 200],
+    ] as const) {
+      for (const token of [null, 'not-a-token']) {
+        const { client, wire } = clientAs(token, accept);
+        const res = await client.query(MeDocument, {}).toPromise();
+        expect(graphQLError(res.error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
+        expect(wire.last().status, `${accept ?? "urql's default Accept"}, token ${token}`).toBe(status);
+      }
     }
   });
 
