@@ -21,9 +21,7 @@ export function useJsonRequests(): Plugin {
       if (request.method !== 'POST' || isJsonRequest(request.headers.get('content-type'))) return;
       stateOf(request).errorCodes.push('INVALID_ARGUMENT');
       const message = 'Unsupported Media Type: send the request as Content-Type: application/json (UTF-8).';
-      // The status is the response's, not the body's (as yoga leaves extensions.http out of every other answer).
-      const { http: _status, ...extensions } = extensionsOf('INVALID_ARGUMENT');
-      const body = { errors: [{ message, extensions }] };
+      const body = { errors: [{ message, extensions: extensionsOf('INVALID_ARGUMENT', [], 415) }] };
       endResponse(
         new fetchAPI.Response(JSON.stringify(body), {
           status: 415,

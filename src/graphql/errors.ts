@@ -3,9 +3,19 @@
 import { GraphQLError } from 'graphql';
 import { extensionsOf, type AppError } from '../errors.ts';
 
-/** An answer of the GraphQL face's own plugins (refused bodies, limits, idempotency conflicts), before any field ran. */
+/**
+ * HTTP's own refusal of a request (not JSON, too large or too deep, CSRF, a mutation over GET,
+ * the Idempotency-Key header's conflicts): its status stands on every media type, where a
+ * GraphQL request that was read answers 200 on application/json (src/graphql/http-status.ts).
+ */
+const refusal = (extensions: ReturnType<typeof extensionsOf>, headers?: Record<string, string>) => ({
+  ...extensions,
+  http: { ...extensions.http, ...(headers ? { headers } : {}), refusal: true },
+});
+
+/** A refusal of the GraphQL face's own plugins (refused bodies, JSON limits, idempotency conflicts), before any field ran. */
 export const graphqlError = (err: AppError): GraphQLError =>
-  new GraphQLError(err.message, { extensions: extensionsOf(err.code, err.details, err.httpStatus) });
+  new GraphQLError(err.message, { extensions: refusal(extensionsOf(err.code, err.details, err.httpStatus)) });
 
 export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLError {
   return new GraphQLError(err.message, {
@@ -22,18 +32,18 @@ export function toGraphQLError(err: AppError, source?: GraphQLError): GraphQLErr
  */
 export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   if (error.extensions?.grpcCode !== undefined) return error;
-  if ((error.extensions?.http as { status?: number } | undefined)?.status === 413) {
-    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (README, HTTP: limits); gRPC calls an oversized message RESOURCE_EXHAUSTED.
-    return new GraphQLError(error.message, { extensions: { ...extensionsOf('RESOURCE_EXHAUSTED'), http: { status: 413 } } });
-  }
   const http = error.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;
+  if (http?.status === 413) {
+    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (README, HTTP: limits); gRPC calls an oversized message RESOURCE_EXHAUSTED.
+    return new GraphQLError(error.message, { extensions: refusal(extensionsOf('RESOURCE_EXHAUSTED', [], 413)) });
+  }
   if (http?.status === 403) {
     // yoga's CSRF prevention: a request without application/json or the x-graphql-yoga-csrf header.
-    return new GraphQLError(error.message, { extensions: extensionsOf('PERMISSION_DENIED') });
+    return new GraphQLError(error.message, { extensions: refusal(extensionsOf('PERMISSION_DENIED')) });
   }
   if (http?.status === 405) {
     // A mutation over GET: the client's mistake, but HTTP's status (with Allow: POST) is kept.
-    return new GraphQLError(error.message, { extensions: { ...extensionsOf('INVALID_ARGUMENT'), http } });
+    return new GraphQLError(error.message, { extensions: refusal(extensionsOf('INVALID_ARGUMENT', [], 405), http.headers) });
   }
   const problem = variableProblem(error);
   const message = problem ? describeVariable(problem) : withoutEchoedValues(error.message);
@@ -44,9 +54,14 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
     nodes: error.nodes,
     positions: error.positions,
     path: error.path,
-    extensions: extensionsOf('INVALID_ARGUMENT', [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: violations }]),
+    extensions: extensionsOf('INVALID_ARGUMENT', [badRequest(violations)]),
   });
 }
+
+const badRequest = (fieldViolations: { field: string; description: string }[]) => ({
+  '@type': 'type.googleapis.com/google.rpc.BadRequest',
+  fieldViolations,
+});
 
 /** A variable that did not coerce, as graphql-js reports it, its value left out. */
 interface VariableProblem {

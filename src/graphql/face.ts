@@ -1,5 +1,5 @@
 // The GraphQL face: graphql-yoga over the schema (src/schema), with its plugins — GraphiQL,
-// error classification and masking, partial mutations, the introspection switch, CSRF, the one
+// error classification and masking, GraphQL over HTTP's statuses, the introspection switch, CSRF, the one
 // content type, armor, the JSON limits as GraphQL applies them, the edge's body meter,
 // Idempotency-Key, request facts, variable coercion and graphql-jit — and the Face the edge
 // hands GraphQL's requests to (src/http/face.ts).
@@ -9,7 +9,7 @@ import type { GraphQLSchema } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { Config } from '../config.ts';
-import { errorCodes, type AppError } from '../errors.ts';
+import { extensionsOf, type AppError } from '../errors.ts';
 import { authenticate, callerOf } from '../http/authentication.ts';
 import type { Face } from '../http/face.ts';
 import { sendJson } from '../http/health.ts';
@@ -23,12 +23,13 @@ import type { GraphQLContext } from './context.ts';
 import { corsOptions } from './cors.ts';
 import { classifyGraphQLError } from './errors.ts';
 import { introspectionSwitch, useGraphiQLPage } from './graphiql.ts';
+import { useGraphQLOverHttp } from './http-status.ts';
 import { useIdempotency } from './idempotency.ts';
 import { useJsonContainerLimit } from './json-containers.ts';
 import { useJsonDepthLimit } from './json-depth.ts';
 import { maskError, useErrorClassification } from './masking.ts';
-import { isSeveralMutations, usePartialMutationStatus } from './partial-mutation.ts';
 import { useRequestFacts } from './request-facts.ts';
+import { isSeveralMutations } from './several-mutations.ts';
 import { stateOf, useRequestState, type EdgeContext } from './request-state.ts';
 import { useVariableCoercion } from './variable-coercion.ts';
 
@@ -47,10 +48,10 @@ export interface GraphQLFaceOptions {
 
 export type GraphQLYoga = YogaServerInstance<Record<string, unknown>, GraphQLContext>;
 
-/** A refusal as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with the code's HTTP status. */
+/** The edge's refusal (rate limit, body caps, admission) as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with its HTTP status. */
 export function writeGraphQLRefusal(res: Parameters<typeof sendJson>[0], error: AppError, headers: Record<string, string>): void {
-  const extensions = { code: error.code, grpcCode: errorCodes[error.code].grpcCode, details: error.details };
-  sendJson(res, error.httpStatus ?? errorCodes[error.code].status, { errors: [{ message: error.message, extensions }] }, headers);
+  const extensions = extensionsOf(error.code, error.details, error.httpStatus);
+  sendJson(res, extensions.http.status, { errors: [{ message: error.message, extensions }] }, headers);
 }
 
 /** The hardening and bookkeeping every GraphQL request goes through, in this order. */
@@ -98,7 +99,7 @@ export function createGraphQLFace(options: GraphQLFaceOptions): { yoga: GraphQLY
     plugins: [
       useGraphiQLPage(config, options.instanceAdminId),
       useErrorClassification(logger),
-      usePartialMutationStatus(),
+      useGraphQLOverHttp(),
       introspectionSwitch(config),
       ...edgePlugins(config, options.idempotency),
       useVariableCoercion(classifyGraphQLError),
