@@ -55,6 +55,18 @@ describe('errors of the gateway as a subgraph, through an in-process Hive gatewa
     },
   );
 
+  it('the subgraph itself answers the Hive gateway’s kind of request with 200, the REST status only inside the error', async () => {
+    const username = unique('direct');
+    expect((await gw.raw({ query: ADD_USER, variables: { input: humanInput({ username }) } })).errors).toBeUndefined();
+    // The Accept the Hive gateway's HTTP transport sends to a subgraph.
+    const res = await gw.raw(
+      { query: ADD_USER, variables: { input: humanInput({ username }) } },
+      { accept: 'application/graphql-response+json, application/json, multipart/mixed' },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'ALREADY_EXISTS', http: { status: 409 } });
+  });
+
   it.each(ACCEPTS)(
     'an unknown user id: NOT_FOUND with the subgraph’s extensions, the Hive gateway answering 200 (Accept: %s)',
     async (accept) => {
