@@ -4,7 +4,7 @@
 // on application/json and which would hide the code from the application.
 import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, ServerError, gql } from '@apollo/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/graphql.ts';
 import { humanInput, recordingFetch, unique } from './support/clients.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 
@@ -80,7 +80,7 @@ describe('Apollo Client 4 against the GraphQL face', () => {
     expect(cached.data!.user!.username).toBe(username);
   });
 
-  it('a duplicate username is CombinedGraphQLErrors with ALREADY_EXISTS (http.status 409 in extensions), on an HTTP 200', async () => {
+  it('a duplicate username is CombinedGraphQLErrors with ALREADY_EXISTS (httpStatus 409 in extensions), on an HTTP 200', async () => {
     const { client, wire } = clientAs(gw.adminToken);
     const username = unique('dup');
     await client.mutate({ mutation: AddHumanUserDocument, variables: { input: humanInput({ username }) as any } });
@@ -89,7 +89,7 @@ describe('Apollo Client 4 against the GraphQL face', () => {
       (e: unknown) => e,
     );
     const first = graphQLError(error);
-    expect(first.extensions).toMatchObject({ code: 'ALREADY_EXISTS', grpcCode: 6, http: { status: 409 } });
+    expect(first.extensions).toMatchObject({ code: 'ALREADY_EXISTS', grpcCode: 6, httpStatus: 409 });
     expect(first.path).toEqual(['addHumanUser']);
     expect(wire.last()).toMatchObject({ status: 200, accept: 'application/graphql-response+json,application/json;q=0.9' });
   });
@@ -130,7 +130,7 @@ describe('Apollo Client 4 against the GraphQL face', () => {
         (e: unknown) => e,
       );
     const first = graphQLError(error);
-    expect(first.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', grpcCode: 3, http: { status: 400 } });
+    expect(first.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', grpcCode: 3, httpStatus: 400 });
     const details = first.extensions!.details as { '@type': string; fieldViolations: { field: string }[] }[];
     expect(details[0]!['@type']).toBe('type.googleapis.com/google.rpc.BadRequest');
     expect(details.flatMap((d) => d.fieldViolations.map((v) => v.field))).toEqual(['input.email.email']);
@@ -148,7 +148,7 @@ describe('Apollo Client 4 against the GraphQL face', () => {
           () => undefined,
           (e: unknown) => e,
         );
-        expect(graphQLError(error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
+        expect(graphQLError(error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, httpStatus: 401 });
         expect(wire.last().status, `${accept ?? "Apollo's default Accept"}, token ${token}`).toBe(status);
       }
     }

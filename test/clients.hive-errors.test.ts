@@ -1,9 +1,10 @@
 // The gateway as a subgraph behind a Hive gateway: a failure of the subgraph reaches the
 // supergraph's client with the subgraph's error model (extensions.code and the rest), on an
 // HTTP 200 from the Hive gateway, whichever of the two media types the client asks for.
-// extensions.http is not among what arrives: the Hive gateway (graphql-yoga) takes a subgraph
-// error's extensions.http as its own, answering with its status and removing it from the error;
-// that is why the status here is the test's point.
+// The REST status travels as extensions.httpStatus: the Hive gateway (graphql-yoga) takes a
+// subgraph error's extensions.http as its own answer's status (and removes it from the error),
+// which would turn a subgraph's ALREADY_EXISTS into a 409 for the supergraph's client; that is
+// why the status here is the test's point.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { humanInput, unique } from './support/clients.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
@@ -64,7 +65,7 @@ describe('errors of the gateway as a subgraph, through an in-process Hive gatewa
       { accept: 'application/graphql-response+json, application/json, multipart/mixed' },
     );
     expect(res.status, res.text).toBe(200);
-    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'ALREADY_EXISTS', http: { status: 409 } });
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'ALREADY_EXISTS', httpStatus: 409 });
   });
 
   it.each(ACCEPTS)(

@@ -5,7 +5,7 @@
 // asks for first, and application/json each answer.
 import { Client, fetchExchange, gql, type CombinedError } from '@urql/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/graphql.ts';
 import { humanInput, recordingFetch, unique } from './support/clients.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 
@@ -84,13 +84,13 @@ describe('urql 6 against the GraphQL face', () => {
     expect(read.data!.user).toMatchObject({ id: userId, username, profile: { lastName: 'Client' } });
   });
 
-  it('a duplicate username: graphQLErrors[0] is ALREADY_EXISTS (http.status 409 in extensions), the answer 200', async () => {
+  it('a duplicate username: graphQLErrors[0] is ALREADY_EXISTS (httpStatus 409 in extensions), the answer 200', async () => {
     const { client, wire } = clientAs(gw.adminToken);
     const username = unique('dup');
     expect((await client.mutation(AddHumanUserDocument, { input: humanInput({ username }) as any }).toPromise()).error).toBeUndefined();
     const again = await client.mutation(AddHumanUserDocument, { input: humanInput({ username }) as any }).toPromise();
     const first = graphQLError(again.error);
-    expect(first.extensions).toMatchObject({ code: 'ALREADY_EXISTS', grpcCode: 6, http: { status: 409 } });
+    expect(first.extensions).toMatchObject({ code: 'ALREADY_EXISTS', grpcCode: 6, httpStatus: 409 });
     expect(first.path).toEqual(['addHumanUser']);
     expect(again.data ?? null).toBeNull();
     expect(wire.last().status).toBe(200);
@@ -121,7 +121,7 @@ describe('urql 6 against the GraphQL face', () => {
       .mutation(AddHumanUserDocument, { input: humanInput({ email: { email: 'not an address' } }) as any })
       .toPromise();
     const first = graphQLError(res.error);
-    expect(first.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', grpcCode: 3, http: { status: 400 } });
+    expect(first.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', grpcCode: 3, httpStatus: 400 });
     const details = first.extensions.details as { '@type': string; fieldViolations: { field: string }[] }[];
     expect(details[0]!['@type']).toBe('type.googleapis.com/google.rpc.BadRequest');
     expect(details.flatMap((d) => d.fieldViolations.map((v) => v.field))).toEqual(['input.email.email']);
@@ -136,7 +136,7 @@ describe('urql 6 against the GraphQL face', () => {
       for (const token of [null, 'not-a-token']) {
         const { client, wire } = clientAs(token, accept);
         const res = await client.query(MeDocument, {}).toPromise();
-        expect(graphQLError(res.error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, http: { status: 401 } });
+        expect(graphQLError(res.error).extensions).toMatchObject({ code: 'UNAUTHENTICATED', grpcCode: 16, httpStatus: 401 });
         expect(wire.last().status, `${accept ?? "urql's default Accept"}, token ${token}`).toBe(status);
       }
     }
