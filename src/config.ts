@@ -6,6 +6,7 @@ import type { LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
 import { bool, ms, wholeNumber, type Env } from './config-values.ts';
 import { upstreamConfig, type UpstreamConfig } from './config-upstream.ts';
+import { trustedDocuments, type TrustedDocuments } from './config-trusted-documents.ts';
 import { redactUrl } from './start-errors.ts';
 
 export interface PasswordPolicy {
@@ -72,6 +73,8 @@ export interface Config {
   graphiql: boolean;
   /** Introspection queries (__schema, __type) answered (INTROSPECTION; default on, off with NODE_ENV=production). */
   introspection: boolean;
+  /** TRUSTED_DOCUMENTS (src/config-trusted-documents.ts): the GraphQL face then runs only these documents, by hash. */
+  trustedDocuments?: TrustedDocuments;
   logLevel: LogLevel;
   /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
   idpSecretKey?: string;
@@ -197,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
     nodeIdLeaseTtlMs: Math.max(1000, ms('NODE_ID_LEASE_TTL_MS', env.NODE_ID_LEASE_TTL_MS, 30_000, 1)),
     graphiql: bool('GRAPHIQL', env.GRAPHIQL, !production),
     introspection: bool('INTROSPECTION', env.INTROSPECTION, !production),
+    trustedDocuments: trustedDocuments(env),
     logLevel: logLevel(env.LOG_LEVEL),
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
     upstream: upstreamConfig(env),

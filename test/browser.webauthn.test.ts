@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AddHumanUserDocument, RegisterU2FDocument, UserU2FTokensDocument, VerifyU2FRegistrationDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, RegisterU2FDocument, UserU2FTokensDocument, VerifyU2FRegistrationDocument } from './generated/graphql.ts';
 import { browserSuite, launchChromium } from './support/browser.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import type { User } from '../src/model/users.ts';

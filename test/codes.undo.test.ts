@@ -6,7 +6,7 @@ import type { CodeService } from '../src/codes/codes.ts';
 import { addHumanUser, setEmail, updateHumanPhone, verifyEmail, verifyPhone } from '../src/commands/users.ts';
 import { AppError, UnavailableError } from '../src/errors.ts';
 import type { User } from '../src/model/users.ts';
-import { AddHumanUserDocument, SetEmailDocument, VerifyEmailDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, SetEmailDocument, VerifyEmailDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { facts, given, ORG_A, U, world, type Harness } from './support/given.ts';
 import { describeWith } from './support/servers.ts';

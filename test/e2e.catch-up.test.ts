@@ -14,7 +14,7 @@ import { registerU2F } from '../src/commands/u2f.ts';
 import { updateHumanProfile } from '../src/commands/users.ts';
 import { userEvents, type User } from '../src/model/users.ts';
 import type { Snapshot } from '../src/store/port.ts';
-import { AddHumanUserDocument, UpdateHumanPhoneDocument, UpdateHumanProfileDocument, UserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, UpdateHumanPhoneDocument, UpdateHumanProfileDocument, UserDocument } from './generated/graphql.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 

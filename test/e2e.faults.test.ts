@@ -7,7 +7,7 @@ import {
   SetHumanPasswordDocument,
   UpdateHumanProfileDocument,
   VerifyEmailDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { expectRestStatus, onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';

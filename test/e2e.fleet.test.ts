@@ -7,7 +7,7 @@
 // and a Redis node killed and restarted loses no acknowledged write while the gateways
 // answer UNAVAILABLE quickly and recover by themselves.
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/graphql.ts';
 import type { ChildGateway } from './support/child-gateway.ts';
 import { codeOf, gql, nodeClient, ok, startFleet, uniq, type Fleet, type GqlResult } from './support/fleet.ts';
 import { expectRestStatus } from './support/gateway.ts';

@@ -20,7 +20,7 @@ import {
   UpdateHumanProfileDocument,
   UpdateMyProfileDocument,
   UpdateOIDCIdentityProviderDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { embeddedOnly, onlyError, startGateway, upstreamMode, upstreamOnly, type Response, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { metric } from './support/slow-peers.ts';

@@ -12,7 +12,7 @@ import {
   UserDocument,
   type AddOIDCIdentityProviderInput,
   type UpdateOIDCIdentityProviderInput,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { describeWith } from './support/servers.ts';
 import { onlyError, startGateway, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
 import type { IdentityProvider } from '../src/model/idps.ts';

@@ -7,7 +7,7 @@
 // 100 such users held about 2 GB and its answer could not be written at all.
 // (The stores' side, on SQLite, MongoDB-wire and memory: test/support/user-search-contract.ts.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 
 const VALUES = 20;

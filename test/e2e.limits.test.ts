@@ -16,7 +16,7 @@ import {
   UpdateMyProfileDocument,
   UserDocument,
   VerifyEmailDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { argon2OfLength, codePoints, E, emailOf, fill, urlTemplateOf } from './support/limits.ts';
 import {
   expectRestStatus,

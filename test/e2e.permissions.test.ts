@@ -16,7 +16,7 @@ import {
   UserDocument,
   VerifyEmailDocument,
   VerifyPhoneDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { startGateway, type Response, type TestGateway } from './support/gateway.ts';
 import { createLocalTokenSigner } from '../src/auth/tokens.ts';
 import { loadOrCreateLocalKey, LOCAL_KEY_ALG } from '../src/auth/local-key.ts';

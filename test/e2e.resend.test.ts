@@ -7,7 +7,7 @@ import {
   ResendPhoneCodeDocument,
   UserDocument,
   VerifyEmailDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { expectRestStatus, onlyError, startGateway, violatedFields, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { codeIn, startSmtp, until, type SmtpCatcher } from './support/smtp.ts';

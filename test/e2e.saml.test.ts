@@ -16,7 +16,7 @@ import {
   AddSAMLAppDocument,
   ProjectDocument,
   type AddSAMLAppInput,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import {
   expectRestStatus,
   onlyError,

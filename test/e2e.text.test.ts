@@ -14,7 +14,7 @@ import {
   UpdateHumanProfileDocument,
   UpdateMyProfileDocument,
   UserDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { onlyError, startGateway, violatedFields, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';

@@ -10,7 +10,7 @@ import {
   RegisterU2FDocument,
   UserU2FTokensDocument,
   VerifyU2FRegistrationDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { describeWith } from './support/servers.ts';
 import { expectRestStatus, onlyError, startGateway, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
 import { createSoftAuthenticator, type CreateOptions } from './support/soft-authenticator.ts';

@@ -35,7 +35,7 @@ import {
   UsersDocument,
   type UsersQuery,
   type UsersQueryVariables,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import {
   embeddedOnly,
   expectRestStatus,

@@ -13,7 +13,7 @@ import {
   UserDocument,
   VerifyEmailDocument,
   VerifyPhoneDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { describeWith } from './support/servers.ts';
 import { expectRestStatus, onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { verifyImportedHash } from '../src/model/passwords.ts';

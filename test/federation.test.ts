@@ -12,12 +12,7 @@ import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AddHumanUserDocument,
-  AddOIDCIdentityProviderDocument,
-  AddOrganizationDocument,
-  AddProjectDocument,
-} from './generated/operations.ts';
+import { AddHumanUserDocument, AddOIDCIdentityProviderDocument, AddOrganizationDocument, AddProjectDocument } from './generated/graphql.ts';
 import { expectRestStatus, onlyError, startGateway, upstreamMode, type TestGateway } from './support/gateway.ts';
 import type { UpstreamGateway } from '../src/upstream-gateway.ts';
 import { describeWith } from './support/servers.ts';

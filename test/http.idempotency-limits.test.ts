@@ -17,7 +17,7 @@ import {
 } from '../src/graphql/idempotency.ts';
 import { stateOf } from '../src/graphql/request-state.ts';
 import { parseUrlTemplate } from '../src/model/url-template.ts';
-import { AddHumanUserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument } from './generated/graphql.ts';
 import { expectRestStatus, onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 

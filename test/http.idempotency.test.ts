@@ -1,7 +1,7 @@
 // Idempotency-Key on mutations (src/graphql/idempotency.ts), over HTTP against the real
 // gateway: on the embedded stores (keys in memory) and with Redis (keys in Redis).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, MeDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, MeDocument } from './generated/graphql.ts';
 import { expectRestStatus, onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';

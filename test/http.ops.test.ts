@@ -2,7 +2,7 @@
 // secrets, and graceful shutdown of a real gateway process on SIGTERM.
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, SetEmailDocument, UserDocument } from './generated/graphql.ts';
 import { spawnGateway } from './support/child-gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';

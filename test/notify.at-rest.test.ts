@@ -17,7 +17,7 @@ import {
   UpdateHumanPhoneDocument,
   VerifyEmailDocument,
   VerifyPhoneDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';

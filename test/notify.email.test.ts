@@ -2,7 +2,7 @@
 // server (smtp-server on a loopback port); the test reads what arrived and
 // verifies the email with the code from the mail. SPEC.md rules 1 and 2.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument, SetEmailDocument, UserDocument, VerifyEmailDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, SetEmailDocument, UserDocument, VerifyEmailDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AddHumanUserDocument, VerifyEmailDocument } from './generated/operations.ts';
+import { AddHumanUserDocument, VerifyEmailDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';

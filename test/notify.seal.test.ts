@@ -3,7 +3,7 @@
 // dead-lettered without its content and never sent, on both queues.
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AddHumanUserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';

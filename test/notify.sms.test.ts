@@ -8,7 +8,7 @@ import {
   UpdateHumanPhoneDocument,
   UserDocument,
   VerifyPhoneDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { holdsCode } from './support/redis-scan.ts';
 import { startSmsProvider, type SmsProvider, type SmsRequest } from './support/sms-provider.ts';

@@ -100,6 +100,8 @@ describe('a start that cannot succeed says why in one line and exits 1', { timeo
     expect(run.stderr).toHaveLength(1);
     const tls = startMain({ TLS_CERT_FILE: '/nonexistent/cert.pem' });
     await expectOneLineFailure(tls, ['TLS_CERT_FILE', 'TLS_KEY_FILE']);
+    const manifest = startMain({ TRUSTED_DOCUMENTS: '/nonexistent/persisted-documents.json' });
+    await expectOneLineFailure(manifest, ['TRUSTED_DOCUMENTS', '/nonexistent/persisted-documents.json', 'cannot be read']);
   });
 
   it('an unreachable Redis: REDIS_URL and its address, the password masked', async () => {

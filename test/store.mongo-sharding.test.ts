@@ -43,7 +43,7 @@ import {
   UserDocument,
   UsersDocument,
   VerifyEmailDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { startGateway, type Response, type TestGateway } from './support/gateway.ts';
 import { samlMetadata } from './support/given.ts';
 import { describeWith } from './support/servers.ts';

@@ -12,7 +12,7 @@ import { orgEvent, type Org } from '../src/model/orgs.ts';
 import { userEvent, type Profile, type User } from '../src/model/users.ts';
 import { createMongoStore, type MongoEventStore, type MongoStoreOptions } from '../src/store/mongo.ts';
 import { ConcurrencyError, type EventStore, type NewEvent, type Reducer, type Reducers } from '../src/store/port.ts';
-import { MeDocument, UpdateHumanProfileDocument, UserDocument, AddHumanUserDocument } from './generated/operations.ts';
+import { MeDocument, UpdateHumanProfileDocument, UserDocument, AddHumanUserDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 

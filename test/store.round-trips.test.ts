@@ -24,7 +24,7 @@ import {
   UpdateHumanProfileDocument,
   UpdateMyProfileDocument,
   UserDocument,
-} from './generated/operations.ts';
+} from './generated/graphql.ts';
 import { startGateway, type Response, type TestGateway } from './support/gateway.ts';
 import { faultyProxy } from './support/net.ts';
 import { ownRedis } from './support/own-redis.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../src/log.ts';
 import { loadConfig } from '../src/config.ts';
 import { createUpstreamGateway, type UpstreamGateway } from '../src/upstream-gateway.ts';
-import { MeDocument } from './generated/operations.ts';
+import { MeDocument } from './generated/graphql.ts';
 import { findOpenssl, makeCertificate } from './support/certificate.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeRequiring } from './support/servers.ts';

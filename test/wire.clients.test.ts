@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import type { User } from '../src/model/users.ts';
 import { BadRequestSchema, type BadRequest } from '../src/proto/error-details.ts';
-import { UserDocument } from './generated/operations.ts';
+import { UserDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { h2Request } from './support/grpc-raw.ts';

@@ -8,7 +8,7 @@ import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UNAUTHENTICATED_BODY_BYTES } from '../src/http/body-limit.ts';
 import { RetryInfoSchema } from '../src/proto/error-details.ts';
-import { MeDocument } from './generated/operations.ts';
+import { MeDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { answerOf, grpcRequestHeaders, prefix } from './support/grpc-raw.ts';
 import { failure, wireTransport, zitadelClients } from './support/wire-clients.ts';

@@ -12,7 +12,7 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { User } from '../src/model/users.ts';
 import { ServerReflectionV1AlphaService, ServerReflectionV1Service } from '../src/wire/reflection.ts';
-import { AddHumanUserDocument } from './generated/operations.ts';
+import { AddHumanUserDocument } from './generated/graphql.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeRequiring, describeWith } from './support/servers.ts';

@@ -16,7 +16,7 @@ import { createLogger } from '../src/log.ts';
 import { BadRequestSchema, type BadRequest } from '../src/proto/error-details.ts';
 import { requestStateKey } from '../src/wire/context.ts';
 import { withIdempotency } from '../src/wire/idempotency.ts';
-import { UpdateHumanProfileDocument } from './generated/operations.ts';
+import { UpdateHumanProfileDocument } from './generated/graphql.ts';
 import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';

@@ -14,7 +14,7 @@ import { ErrorDetailSchema } from '@zitadel/proto/zitadel/message_pb.js';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UserDocument } from './generated/operations.ts';
+import { UserDocument } from './generated/graphql.ts';
 import { createTokenVerifier } from '../src/auth/tokens.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import { AppError } from '../src/errors.ts';

@@ -3,9 +3,8 @@
 // documents (test/operations/*.graphql, GraphiQL's introspection query,
 // federation `_entities` / `_service` queries; test/http.hardening.test.ts runs
 // them all through these limits). The largest real ones: 163 tokens (the
-// introspection query), depth 4, cost 232 (`me` with every user field through
-// fragments), no aliases, no directives. A refused operation answers INVALID_ARGUMENT (400)
-// naming the limit.
+// introspection query), depth 4, no aliases, no directives. A refused operation answers
+// INVALID_ARGUMENT naming the limit. The cost limit is src/graphql/cost.ts.
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import type { Plugin } from 'graphql-yoga';
 
@@ -18,12 +17,8 @@ export const armorLimits = {
    * The schema itself is at most 4 deep; 8 leaves room for gateway-built queries.
    */
   maxDepth: { n: 8, flattenFragments: true, ignoreIntrospection: true },
-  /**
-   * armor's cost model (objects 2, scalars 1, ×1.5 per level, fragments counted where spread).
-   * armor's default: `user` fetched under all 15 aliases with every field through the
-   * UserFields fragment costs 3480; fragments spread into fragments multiply past it.
-   */
-  costLimit: { maxCost: 5000, ignoreIntrospection: true },
+  /** The cost is counted with the variables' page sizes, at execution (src/graphql/cost.ts), not by armor's rule. */
+  costLimit: { enabled: false },
   /**
    * Aliases per operation (armor's default). Keeps one request from running a
    * mutation many times over (`a1: setHumanPassword … a99: …`) past the rate limit.
@@ -36,7 +31,6 @@ export function useArmor(options: { blockFieldSuggestions: boolean }): Plugin {
   const config: Parameters<typeof EnvelopArmorPlugin>[0] = {
     ...armorLimits,
     maxDepth: { ...armorLimits.maxDepth },
-    costLimit: { ...armorLimits.costLimit },
     // "Did you mean …" would spell out the schema where introspection is off.
     blockFieldSuggestion: { enabled: options.blockFieldSuggestions },
   };

@@ -21,7 +21,8 @@ export function useJsonRequests(): Plugin {
       if (request.method !== 'POST' || isJsonRequest(request.headers.get('content-type'))) return;
       stateOf(request).errorCodes.push('INVALID_ARGUMENT');
       const message = 'Unsupported Media Type: send the request as Content-Type: application/json (UTF-8).';
-      const body = { errors: [{ message, extensions: extensionsOf('INVALID_ARGUMENT', [], 415) }] };
+      const { http: _http, ...extensions } = extensionsOf('INVALID_ARGUMENT');
+      const body = { errors: [{ message, extensions: { ...extensions, httpStatus: 415 } }] };
       endResponse(
         new fetchAPI.Response(JSON.stringify(body), {
           status: 415,

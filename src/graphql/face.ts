@@ -1,8 +1,8 @@
 // The GraphQL face: graphql-yoga over the schema (src/schema), with its plugins — GraphiQL,
-// error classification and masking, GraphQL over HTTP's statuses, the introspection switch, CSRF, the one
-// content type, armor, the JSON limits as GraphQL applies them, the edge's body meter,
-// Idempotency-Key, request facts, variable coercion and graphql-jit — and the Face the edge
-// hands GraphQL's requests to (src/http/face.ts).
+// error classification and masking, GraphQL over HTTP's statuses, the introspection switch, CSRF,
+// the one content type, armor, the request's cost, the JSON limits as GraphQL applies them, the
+// edge's body meter, trusted documents, Idempotency-Key, request facts, variable coercion and
+// graphql-jit — and the Face the edge hands GraphQL's requests to (src/http/face.ts).
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import type { GraphQLSchema } from 'graphql';
@@ -21,6 +21,7 @@ import { useBodyMeter } from './body-meter.ts';
 import { useJsonRequests } from './content-type.ts';
 import type { GraphQLContext } from './context.ts';
 import { corsOptions } from './cors.ts';
+import { useRequestCost } from './cost.ts';
 import { classifyGraphQLError } from './errors.ts';
 import { introspectionSwitch, useGraphiQLPage } from './graphiql.ts';
 import { useGraphQLOverHttp } from './http-status.ts';
@@ -30,6 +31,7 @@ import { useJsonDepthLimit } from './json-depth.ts';
 import { maskError, useErrorClassification } from './masking.ts';
 import { useRequestFacts } from './request-facts.ts';
 import { isSeveralMutations } from './several-mutations.ts';
+import { useTrustedDocuments } from './trusted-documents.ts';
 import { stateOf, useRequestState, type EdgeContext } from './request-state.ts';
 import { useVariableCoercion } from './variable-coercion.ts';
 
@@ -50,8 +52,8 @@ export type GraphQLYoga = YogaServerInstance<Record<string, unknown>, GraphQLCon
 
 /** The edge's refusal (rate limit, body caps, admission) as GraphQL answers errors: `{ errors: [{ message, extensions }] }` with its HTTP status. */
 export function writeGraphQLRefusal(res: Parameters<typeof sendJson>[0], error: AppError, headers: Record<string, string>): void {
-  const extensions = extensionsOf(error.code, error.details, error.httpStatus);
-  sendJson(res, extensions.http.status, { errors: [{ message: error.message, extensions }] }, headers);
+  const { http, ...extensions } = extensionsOf(error.code, error.details, error.httpStatus);
+  sendJson(res, http.status, { errors: [{ message: error.message, extensions: { ...extensions, httpStatus: http.status } }] }, headers);
 }
 
 /** The hardening and bookkeeping every GraphQL request goes through, in this order. */
@@ -67,6 +69,9 @@ function edgePlugins(config: Config, idempotency: Idempotency): Plugin[] {
     useJsonContainerLimit(),
     useBodyMeter(),
     useJsonDepthLimit(),
+    // Before useIdempotency: a document sent by its id has no query until this plugin sets the
+    // manifest's text, and the idempotency plugin reads the query to tell a mutation.
+    ...(config.trustedDocuments ? [useTrustedDocuments(config.trustedDocuments)] : []),
     useIdempotency(idempotency),
     useRequestFacts(),
   ];
@@ -103,6 +108,8 @@ export function createGraphQLFace(options: GraphQLFaceOptions): { yoga: GraphQLY
       introspectionSwitch(config),
       ...edgePlugins(config, options.idempotency),
       useVariableCoercion(classifyGraphQLError),
+      // After the variables are known to be valid: the cost is counted with their page sizes.
+      useRequestCost(),
       useGraphQlJit({}, { enableIf: (args) => !isSeveralMutations(args) }),
     ],
   });

@@ -12,7 +12,10 @@
 // - a request that is not well-formed (a body that is not JSON, no query string) and HTTP's
 //   own refusals (`http.refusal`, src/graphql/errors.ts: a body too large or too deep, CSRF, a
 //   mutation over GET, the Idempotency-Key header's conflicts) keep their status on both.
-// Every error's extensions keep `http.status`: the status the REST face gives the same failure.
+// Every error's extensions show `httpStatus`: the status the REST face gives the same failure.
+// Not `http.status`: yoga, and so the Hive gateway in front of this subgraph, reads an error's
+// `extensions.http` as the status of its own answer, and would turn a subgraph's 409 back into
+// the non-2xx answer this file exists to avoid.
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, processRegularResult, type Plugin } from 'graphql-yoga';
 
@@ -62,7 +65,7 @@ export function statusOf(result: ExecutionResult, mediaType: string, wellFormed:
   return Math.max(...errors.map(statusOfError));
 }
 
-/** An error as the body shows it: its extensions with `http: { status }` only. */
+/** An error as the body shows it: its extensions, `http` shown as `httpStatus`. */
 function bodyError(error: GraphQLError): Record<string, unknown> {
   const { http, unexpected: _unexpected, ...extensions } = (error.toJSON?.() ?? error).extensions ?? {};
   const status = (http as HttpExtension | undefined)?.status;
@@ -70,7 +73,7 @@ function bodyError(error: GraphQLError): Record<string, unknown> {
     message: error.message,
     ...(error.locations ? { locations: error.locations } : {}),
     ...(error.path ? { path: error.path } : {}),
-    extensions: { ...extensions, ...(status ? { http: { status } } : {}) },
+    extensions: { ...extensions, ...(status ? { httpStatus: status } : {}) },
   };
 }
 

@@ -15,7 +15,7 @@ import { MongoClient } from 'mongodb';
 import { SMTPServer } from 'smtp-server';
 import { loadOrCreateLocalKey } from '../../src/auth/local-key.ts';
 import { createLocalTokenSigner } from '../../src/auth/tokens.ts';
-import { AddHumanUserDocument, AddOrgMemberDocument } from '../generated/operations.ts';
+import { AddHumanUserDocument, AddOrgMemberDocument } from '../generated/graphql.ts';
 import { spawnGateway, type ChildGateway } from './child-gateway.ts';
 import { createInbox } from './inbox.ts';
 import { freePort, readResponse } from './net.ts';
