@@ -40,7 +40,7 @@ type Code = keyof typeof expected;
 
 /**
  * The response failed with exactly one error of `code`: extensions and details as DESIGN.md
- * section 7 says, its status under extensions.http; the request executed, so HTTP 200.
+ * section 7 says, its status as extensions.httpStatus; the request executed, so HTTP 200.
  */
 function expectError(res: Response<unknown>, code: Code, label = '') {
   const where = `${label}: ${res.text}`;
@@ -51,7 +51,7 @@ function expectError(res: Response<unknown>, code: Code, label = '') {
   expect(Array.isArray(err.extensions?.details), where).toBe(true);
   for (const d of err.extensions!.details!) expect(typeof d['@type'], where).toBe('string');
   expect(typeof err.message, where).toBe('string');
-  expect(err.extensions?.http, where).toEqual({ status: expected[code].status });
+  expect(err.extensions?.httpStatus, where).toBe(expected[code].status);
   expect(res.status, where).toBe(200);
   // The single field of the operation carries no data.
   const data = (res.data ?? {}) as Record<string, unknown>;
@@ -59,11 +59,11 @@ function expectError(res: Response<unknown>, code: Code, label = '') {
   return err;
 }
 
-/** The code and http extension of the response's single error. */
+/** The code and httpStatus of the response's single error. */
 function onlyCode(res: Response<unknown>) {
   expect(res.errors?.length, res.text).toBe(1);
-  const { code, http } = res.errors![0]!.extensions ?? {};
-  return { code, http };
+  const { code, httpStatus } = res.errors![0]!.extensions ?? {};
+  return { code, httpStatus };
 }
 
 function expectOk<T>(res: Response<T>, label = ''): T {
@@ -950,7 +950,7 @@ describe('permissions end to end on the embedded stores', () => {
   });
 
   describe('6. the error body and the HTTP status (DESIGN.md section 7)', () => {
-    it('401, 403, 404, 409 and 400 each carry code, grpcCode, details and http.status, answered with HTTP 200', async () => {
+    it('401, 403, 404, 409 and 400 each carry code, grpcCode, details and httpStatus, answered with HTTP 200', async () => {
       const u = await addUser();
       const plainToken = await gw.tokenFor(u.userId);
       const unauth = expectError(await gw.send(MeDocument, {}, { token: null }), 'UNAUTHENTICATED');
@@ -988,11 +988,11 @@ describe('permissions end to end on the embedded stores', () => {
       const anonymous = await gw.send(MeDocument, {}, { token: null, headers: accept });
       expect(anonymous.status, anonymous.text).toBe(401);
       expect(media(anonymous)).toBe('application/graphql-response+json');
-      expect(onlyCode(anonymous)).toEqual({ code: 'UNAUTHENTICATED', http: { status: 401 } });
+      expect(onlyCode(anonymous)).toEqual({ code: 'UNAUTHENTICATED', httpStatus: 401 });
       const invalid = await gw.raw({ query: '{ me { noSuchField } }' }, accept);
       expect(invalid.status, invalid.text).toBe(400);
       expect(invalid.data).toBeUndefined();
-      expect(onlyCode(invalid)).toEqual({ code: 'INVALID_ARGUMENT', http: { status: 400 } });
+      expect(onlyCode(invalid)).toEqual({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
       const u = await addUser();
       const duplicate = await gw.send(
         AddHumanUserDocument,
@@ -1001,11 +1001,11 @@ describe('permissions end to end on the embedded stores', () => {
       );
       expect(duplicate.status, duplicate.text).toBe(200);
       expect(duplicate.data?.addHumanUser ?? null).toBeNull();
-      expect(onlyCode(duplicate)).toEqual({ code: 'ALREADY_EXISTS', http: { status: 409 } });
+      expect(onlyCode(duplicate)).toEqual({ code: 'ALREADY_EXISTS', httpStatus: 409 });
       // The same invalid document on application/json: 200, as every request that was read.
       const invalidJson = await gw.raw({ query: '{ me { noSuchField } }' });
       expect(invalidJson.status, invalidJson.text).toBe(200);
-      expect(onlyCode(invalidJson)).toEqual({ code: 'INVALID_ARGUMENT', http: { status: 400 } });
+      expect(onlyCode(invalidJson)).toEqual({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
     });
 
     it('no stack, driver message or token text reaches the client on an authentication failure', async () => {

@@ -103,7 +103,7 @@ describe('request bodies without a valid token (embedded stores)', () => {
       const me = await post(gw.url, { body: meQuery, headers: { accept } }).answer;
       expect(me.status, accept).toBe(status);
       expect(me.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-      expect(me.json.errors[0].extensions.http).toEqual({ status: 401 });
+      expect(me.json.errors[0].extensions.httpStatus).toBe(401);
       expect(me.json.errors[0].path).toEqual(['me']);
       const forged = await post(gw.url, { body: meQuery, headers: { accept, ...bearer('forged.token.here') } }).answer;
       expect(forged.status, accept).toBe(status);
@@ -131,7 +131,7 @@ describe('request bodies without a valid token (embedded stores)', () => {
         errors: [
           {
             message: `${'authorization' in headers ? 'Invalid token' : 'Authentication required'}: a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token.`,
-            extensions: { code: 'UNAUTHENTICATED', grpcCode: 16, details: [], http: { status: 401 } },
+            extensions: { code: 'UNAUTHENTICATED', grpcCode: 16, details: [], httpStatus: 401 },
           },
         ],
       });
@@ -193,7 +193,7 @@ describe('request-body bytes in flight, per client address and per process', () 
       code: 'RESOURCE_EXHAUSTED',
       grpcCode: 8,
       details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }],
-      http: { status: 429 },
+      httpStatus: 429,
     });
     // Another address still gets in, up to the process budget.
     const b1 = hold('198.51.100.2', cap);

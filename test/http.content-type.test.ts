@@ -35,8 +35,8 @@ describe('request media type', () => {
       const res = await post(body, type);
       expect(res.status, type).toBe(415);
       expect(res.headers.get('accept')).toBe('application/json');
-      // The status in the response and under extensions.http, as on every answer.
-      expect(res.json.errors[0].extensions).toEqual({ code: 'INVALID_ARGUMENT', grpcCode: 3, details: [], http: { status: 415 } });
+      // The status in the response and as extensions.httpStatus, as on every answer.
+      expect(res.json.errors[0].extensions).toEqual({ code: 'INVALID_ARGUMENT', grpcCode: 3, details: [], httpStatus: 415 });
       expect(await holder(username), type).toBeNull();
     }
   });

@@ -267,8 +267,8 @@ describe('HTTP hardening (embedded stores)', () => {
       const failed = await gw.raw({ query: `mutation { ${field('a', name)} ${field('b', `${name}B`)} }` }, headers);
       expect(failed.status, failed.text).toBe(200);
       expect(failed.data).toBeNull();
-      expect(failed.errors!.map((e: any) => [e.path, e.extensions.code, e.extensions.http])).toEqual([
-        [['a'], 'FAILED_PRECONDITION', { status: 409 }],
+      expect(failed.errors!.map((e: any) => [e.path, e.extensions.code, e.extensions.httpStatus])).toEqual([
+        [['a'], 'FAILED_PRECONDITION', 409],
       ]);
     }
     expect((await me()).sequence).toBe(before);
@@ -289,7 +289,7 @@ describe('HTTP hardening (embedded stores)', () => {
       expect(badVariables.status, badVariables.text).toBe(status);
       expect(badVariables.data).toBeUndefined();
       expect(badVariables.errors!.length).toBeGreaterThan(0);
-      for (const e of badVariables.errors!) expect(e.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', http: { status: 400 } });
+      for (const e of badVariables.errors!) expect(e.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
     }
     expect((await me()).sequence).toBe(before);
   });
@@ -307,7 +307,7 @@ describe('HTTP hardening (embedded stores)', () => {
     // At the limit the body is parsed, and its variables do not coerce: a request that was read.
     const atLimit = await postRaw(gw.url, bodyOf(9_994, unique('at')), { ...auth(), 'content-type': 'application/json' });
     expect(atLimit.status).toBe(200);
-    expect(atLimit.json.errors[0].extensions.http).toEqual({ status: 400 });
+    expect(atLimit.json.errors[0].extensions.httpStatus).toBe(400);
     expect(atLimit.json.errors[0].message).toMatch(/^Variable "\$input" got an invalid value at "input\.metadata\[0\]"/);
     for (const entries of [9_995, 4_000_000]) {
       const userId = unique('over');
@@ -328,9 +328,9 @@ describe('HTTP hardening (embedded stores)', () => {
     for (const headers of [{}, auth()]) {
       const res = await postRaw(gw.url, JSON.stringify({ query, variables }), { ...headers, 'content-type': 'application/json' });
       expect(res.status, res.text.slice(0, 300)).toBe(200);
-      const errors = res.json.errors as { message: string; extensions: { code: string; http: { status: number } } }[];
+      const errors = res.json.errors as { message: string; extensions: { code: string; httpStatus: number } }[];
       expect(errors).toHaveLength(51);
-      expect(errors.every((e) => e.extensions.code === 'INVALID_ARGUMENT' && e.extensions.http.status === 400)).toBe(true);
+      expect(errors.every((e) => e.extensions.code === 'INVALID_ARGUMENT' && e.extensions.httpStatus === 400)).toBe(true);
       expect(errors[0]!.message).toMatch(/at "input\.metadata\[0\]"; Expected type "MetadataInput" to be an object\.$/);
       expect(errors[50]!.message).toMatch(/error limit reached/);
       expect(res.text.length).toBeLessThan(32 * 1024);
@@ -380,7 +380,7 @@ describe('HTTP hardening (embedded stores)', () => {
         expect(res.status, `${accept}: ${res.text}`).toBe(status);
         const err = onlyError(res);
         expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
-        expect(err.extensions?.http).toEqual({ status: 400 });
+        expect(err.extensions?.httpStatus).toBe(400);
         expect(err.message).toMatch(limit);
       }
     };

@@ -117,7 +117,7 @@ function idempotencySuite(name: string, env: () => Record<string, string>) {
         const first = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers });
         expect(first.status, `${accept}: ${first.text}`).toBe(200);
         expect(first.headers.get('content-type')).toMatch(new RegExp(`^${accept.replace('+', '\\+')};`));
-        expect(onlyError(first).extensions).toMatchObject({ code: 'INVALID_ARGUMENT', http: { status: 400 } });
+        expect(onlyError(first).extensions).toMatchObject({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
         const again = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers });
         expect(again.status, accept).toBe(200);
         expect(again.headers.get('idempotency-replayed')).toBe('true');

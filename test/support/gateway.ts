@@ -26,7 +26,7 @@ export interface StartOptions {
 export interface ErrorBody {
   message: string;
   path?: (string | number)[];
-  extensions?: { code?: string; grpcCode?: number; details?: any[]; requestId?: string; http?: { status?: number }; [k: string]: unknown };
+  extensions?: { code?: string; grpcCode?: number; details?: any[]; requestId?: string; httpStatus?: number; [k: string]: unknown };
 }
 
 export interface Response<T> {
@@ -180,14 +180,14 @@ interface Answered {
   errors?: { extensions?: { code?: string; [k: string]: unknown } }[] | undefined;
 }
 
-/** The REST face's status that an error carries under extensions.http. */
+/** The REST face's status that an error carries as extensions.httpStatus. */
 const restStatusOf = (error: { extensions?: { [k: string]: unknown } } | undefined): number | undefined =>
-  (error?.extensions?.http as { status?: number } | undefined)?.status;
+  error?.extensions?.httpStatus as number | undefined;
 
 /**
  * How a GraphQL request that was read failed: `http` the HTTP status of the answer (200 for
  * an executed or invalid request on application/json), `status` the first error's
- * extensions.http.status (the REST face's status for the same failure) and its `code`.
+ * extensions.httpStatus (the REST face's status for the same failure) and its `code`.
  */
 export function failedWith(res: Answered): { http: number; status?: number; code?: string } {
   const first = res.errors?.[0];
@@ -198,7 +198,7 @@ export function failedWith(res: Answered): { http: number; status?: number; code
 
 /**
  * The request was read and failed as GraphQL over HTTP answers it on application/json: HTTP
- * 200, the errors in the body, the first one's extensions.http.status being `status`.
+ * 200, the errors in the body, the first one's extensions.httpStatus being `status`.
  */
 export function expectRestStatus(res: Answered, status: number, label = ''): void {
   const where = `${label ? `${label}: ` : ''}${res.text}`;
