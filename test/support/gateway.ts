@@ -185,18 +185,6 @@ const restStatusOf = (error: { extensions?: { [k: string]: unknown } } | undefin
   error?.extensions?.httpStatus as number | undefined;
 
 /**
- * How a GraphQL request that was read failed: `http` the HTTP status of the answer (200 for
- * an executed or invalid request on application/json), `status` the first error's
- * extensions.httpStatus (the REST face's status for the same failure) and its `code`.
- */
-export function failedWith(res: Answered): { http: number; status?: number; code?: string } {
-  const first = res.errors?.[0];
-  const status = restStatusOf(first);
-  const code = first?.extensions?.code;
-  return { http: res.status, ...(status !== undefined ? { status } : {}), ...(code ? { code } : {}) };
-}
-
-/**
  * The request was read and failed as GraphQL over HTTP answers it on application/json: HTTP
  * 200, the errors in the body, the first one's extensions.httpStatus being `status`.
  */
