@@ -8,7 +8,7 @@ import {
   UpdateHumanProfileDocument,
   VerifyEmailDocument,
 } from './generated/graphql.ts';
-import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { ownRedis } from './support/own-redis.ts';
 import { describeWith } from './support/servers.ts';
 import type { User } from '../src/model/users.ts';
@@ -52,7 +52,7 @@ describeWith('redis', 'when Redis stops', () => {
       input: { userId: 'redis-down-user', username: 'redis-down', profile, email: { email: 'new@example.com' } },
     });
     expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
-    expect(created.status).toBe(503);
+    expectRestStatus(created, 503);
     noStack(created.text);
     expect(await gw.gateway.deps.store.load('user', 'redis-down-user')).toBeNull();
     expect(await gw.gateway.deps.store.lookup('username:redis-down')).toBeNull();
@@ -97,7 +97,7 @@ describeWith('mongo', 'when MongoDB stops', (mongoUrl) => {
       input: { userId: 'mongo-down-user', username: 'mongo-down', profile, email: { email: 'down@example.com', isVerified: true } },
     });
     expect(onlyError(created).extensions?.code).toBe('UNAVAILABLE');
-    expect(created.status).toBe(503);
+    expectRestStatus(created, 503);
     noStack(created.text);
     const update = await gw.send(UpdateHumanProfileDocument, { input: { userId: existingId, firstName: 'Never', lastName: 'Written' } });
     expect(onlyError(update).extensions?.code).toBe('UNAVAILABLE');
@@ -192,7 +192,7 @@ describeWith('mongo', 'when MongoDB stalls (connections up, no answer)', (mongoU
       // server up, and the test times out first.
       const update = await gw.send(UpdateHumanProfileDocument, { input: { userId, firstName: 'Stalled', lastName: 'Never' } });
       expect(onlyError(update).extensions?.code).toBe('UNAVAILABLE');
-      expect(update.status).toBe(503);
+      expectRestStatus(update, 503);
       noStack(update.text);
       const created = await gw.send(AddHumanUserDocument, {
         input: { userId: 'stalled-user', username: 'stalled', profile, email: { email: 'stalled@example.com', isVerified: true } },

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { AddHumanUserDocument, SetEmailDocument, UpdateHumanProfileDocument, VerifyEmailDocument } from './generated/graphql.ts';
 import type { ChildGateway } from './support/child-gateway.ts';
 import { codeOf, gql, nodeClient, ok, startFleet, uniq, type Fleet, type GqlResult } from './support/fleet.ts';
+import { expectRestStatus } from './support/gateway.ts';
 import { describeRequiring, describeWith } from './support/servers.ts';
 import { until } from './support/smtp.ts';
 
@@ -157,7 +158,7 @@ describeWith('mongo', 'a fleet of three gateways', (mongoUrl) => {
           expect(won, answers.map((a) => a.text).join('\n')).toHaveLength(1);
           for (const lost of answers.filter((a) => a.errors)) {
             expect(codeOf(lost), lost.text).toBe('ALREADY_EXISTS');
-            expect(lost.status).toBe(409);
+            expectRestStatus(lost, 409);
           }
           const winner = won[0]!.data!.addHumanUser.userId;
           const read = ok(await gql(fleet.pick(round + 1), USER, { id: winner }, { token: m.token })).user;
@@ -460,7 +461,7 @@ describeWith('mongo', 'a fleet of three gateways', (mongoUrl) => {
           during.push(res);
           expect(res.timedOut, 'the gateway answered').toBeFalsy();
           expect(codeOf(res), res.text).toBe('UNAVAILABLE');
-          expect(res.status).toBe(503);
+          expectRestStatus(res, 503);
           // Fast: bounded by the gateway's own Redis timeouts (1.5 s a call: the rate limiter,
           // the code check and its undo at most), never by the client's 15 s.
           expect(res.ms).toBeLessThan(12_000);

@@ -36,7 +36,9 @@ const statusOf = {
 function expectError(res: Response<unknown>, code: keyof typeof statusOf, label = '') {
   const err = onlyError(res);
   expect(err.extensions?.code, `${label}: ${res.text}`).toBe(code);
-  expect(res.status, `${label}: ${res.text}`).toBe(statusOf[code]);
+  // An executed request: HTTP 200, the REST face's status as extensions.httpStatus.
+  expect(res.status, `${label}: ${res.text}`).toBe(200);
+  expect(err.extensions?.httpStatus, `${label}: ${res.text}`).toBe(statusOf[code]);
   return err;
 }
 

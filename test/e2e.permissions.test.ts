@@ -38,7 +38,10 @@ const expected = {
 } as const;
 type Code = keyof typeof expected;
 
-/** The response failed with exactly one error of `code`: extensions, details and HTTP status as DESIGN.md section 7 says. */
+/**
+ * The response failed with exactly one error of `code`: extensions and details as DESIGN.md
+ * section 7 says, its status as extensions.httpStatus; the request executed, so HTTP 200.
+ */
 function expectError(res: Response<unknown>, code: Code, label = '') {
   const where = `${label}: ${res.text}`;
   expect(res.errors?.length, where).toBe(1);
@@ -48,11 +51,19 @@ function expectError(res: Response<unknown>, code: Code, label = '') {
   expect(Array.isArray(err.extensions?.details), where).toBe(true);
   for (const d of err.extensions!.details!) expect(typeof d['@type'], where).toBe('string');
   expect(typeof err.message, where).toBe('string');
-  expect(res.status, where).toBe(expected[code].status);
+  expect(err.extensions?.httpStatus, where).toBe(expected[code].status);
+  expect(res.status, where).toBe(200);
   // The single field of the operation carries no data.
   const data = (res.data ?? {}) as Record<string, unknown>;
   for (const v of Object.values(data)) expect(v, where).toBeNull();
   return err;
+}
+
+/** The code and httpStatus of the response's single error. */
+function onlyCode(res: Response<unknown>) {
+  expect(res.errors?.length, res.text).toBe(1);
+  const { code, httpStatus } = res.errors![0]!.extensions ?? {};
+  return { code, httpStatus };
 }
 
 function expectOk<T>(res: Response<T>, label = ''): T {
@@ -939,7 +950,7 @@ describe('permissions end to end on the embedded stores', () => {
   });
 
   describe('6. the error body and the HTTP status (DESIGN.md section 7)', () => {
-    it('401, 403, 404, 409 and 400 each carry code, grpcCode and details', async () => {
+    it('401, 403, 404, 409 and 400 each carry code, grpcCode, details and httpStatus, answered with HTTP 200', async () => {
       const u = await addUser();
       const plainToken = await gw.tokenFor(u.userId);
       const unauth = expectError(await gw.send(MeDocument, {}, { token: null }), 'UNAUTHENTICATED');
@@ -969,6 +980,32 @@ describe('permissions end to end on the embedded stores', () => {
         'INVALID_ARGUMENT',
       );
       expect(wrongCode.extensions!.details![0]['@type']).toContain('BadRequest');
+    });
+
+    it('on application/graphql-response+json: 401 without a valid token, 400 for an invalid document, 200 for a failed field', async () => {
+      const accept = { accept: 'application/graphql-response+json' };
+      const media = (res: Response<unknown>) => res.headers.get('content-type')?.split(';')[0];
+      const anonymous = await gw.send(MeDocument, {}, { token: null, headers: accept });
+      expect(anonymous.status, anonymous.text).toBe(401);
+      expect(media(anonymous)).toBe('application/graphql-response+json');
+      expect(onlyCode(anonymous)).toEqual({ code: 'UNAUTHENTICATED', httpStatus: 401 });
+      const invalid = await gw.raw({ query: '{ me { noSuchField } }' }, accept);
+      expect(invalid.status, invalid.text).toBe(400);
+      expect(invalid.data).toBeUndefined();
+      expect(onlyCode(invalid)).toEqual({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
+      const u = await addUser();
+      const duplicate = await gw.send(
+        AddHumanUserDocument,
+        { input: { userId: u.userId, profile, email: { email: 'dup@example.com' } } },
+        { headers: accept },
+      );
+      expect(duplicate.status, duplicate.text).toBe(200);
+      expect(duplicate.data?.addHumanUser ?? null).toBeNull();
+      expect(onlyCode(duplicate)).toEqual({ code: 'ALREADY_EXISTS', httpStatus: 409 });
+      // The same invalid document on application/json: 200, as every request that was read.
+      const invalidJson = await gw.raw({ query: '{ me { noSuchField } }' });
+      expect(invalidJson.status, invalidJson.text).toBe(200);
+      expect(onlyCode(invalidJson)).toEqual({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
     });
 
     it('no stack, driver message or token text reaches the client on an authentication failure', async () => {

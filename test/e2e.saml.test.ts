@@ -17,7 +17,15 @@ import {
   ProjectDocument,
   type AddSAMLAppInput,
 } from './generated/graphql.ts';
-import { onlyError, startGateway, upstreamMode, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
+import {
+  expectRestStatus,
+  onlyError,
+  startGateway,
+  upstreamMode,
+  violatedFields,
+  type Response,
+  type TestGateway,
+} from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 import { projectEvents, type Project, type SAMLAppAdded } from '../src/model/projects.ts';
 
@@ -161,7 +169,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       await addProject({}, name);
       const again = await gw.send(AddProjectDocument, { input: { name: name.toUpperCase() } });
       expect(codeOf(again)).toBe('ALREADY_EXISTS');
-      expect(again.status).toBe(409);
+      expectRestStatus(again, 409);
       const elsewhere = await gw.send(AddProjectDocument, { input: { name } }, { orgId: await addOrg() });
       expect(elsewhere.errors).toBeUndefined();
     });
@@ -220,7 +228,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         // loaded machine, far below what expanding would take.
         expect(performance.now() - started, file).toBeLessThan(10_000);
         expect(codeOf(res), file).toBe('INVALID_ARGUMENT');
-        expect(res.status).toBe(400);
+        expectRestStatus(res, 400);
         expect(onlyError(res).message, file).toMatch(reason);
         expect(violatedFields(onlyError(res))).toEqual(['input.metadataXml']);
         expect(res.text).not.toContain('root:x:0:0');
@@ -297,7 +305,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
       ] as const) {
         const res = await addApp({ projectId, metadataXml: b64(spMetadata(entityId)) }, opts);
         expect(codeOf(res)).toBe('ALREADY_EXISTS');
-        expect(res.status).toBe(409);
+        expectRestStatus(res, 409);
         expect(onlyError(res).message).toContain(entityId);
         expect((await stored(projectId)).sequence).toBe(1);
       }
@@ -421,13 +429,13 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         const xml = b64(spMetadata(unique('urn:perm:')));
         const none = await addApp({ projectId, metadataXml: xml }, { token: null });
         expect(codeOf(none)).toBe('UNAUTHENTICATED');
-        expect(none.status).toBe(401);
+        expectRestStatus(none, 401);
         expect(codeOf(await gw.send(AddProjectDocument, { input: { name: unique('P') } }, { token: null }))).toBe('UNAUTHENTICATED');
         for (const roles of [[], ['ORG_USER_MANAGER'], ['ORG_SETTINGS_MANAGER']]) {
           const { token } = await userWith(roles);
           const app = await addApp({ projectId, metadataXml: xml }, { token });
           expect(codeOf(app), roles.join()).toBe('PERMISSION_DENIED');
-          expect(app.status).toBe(403);
+          expectRestStatus(app, 403);
           expect(codeOf(await gw.send(AddProjectDocument, { input: { name: unique('P') } }, { token }))).toBe('PERMISSION_DENIED');
         }
         expect((await stored(projectId)).sequence).toBe(1);
@@ -460,7 +468,7 @@ function samlSuite(name: string, env: () => Record<string, string>) {
         const xml = b64(spMetadata(unique('urn:nf:')));
         const unknown = await addApp({ projectId: '123456789', metadataXml: xml });
         expect(codeOf(unknown)).toBe('NOT_FOUND');
-        expect(unknown.status).toBe(404);
+        expectRestStatus(unknown, 404);
         const orgId = await addOrg();
         const { projectId } = await addProject({ orgId });
         // acting in the default organization, the project of orgId does not exist

@@ -12,7 +12,7 @@ import {
   VerifyU2FRegistrationDocument,
 } from './generated/graphql.ts';
 import { describeWith } from './support/servers.ts';
-import { onlyError, startGateway, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, violatedFields, type Response, type TestGateway } from './support/gateway.ts';
 import { createSoftAuthenticator, type CreateOptions } from './support/soft-authenticator.ts';
 import type { User } from '../src/model/users.ts';
 
@@ -239,7 +239,7 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       await expectRefused(other, verify(other, mine.u2fId, cred), 'NOT_FOUND');
       const missingUser = await verify('no-such-user', mine.u2fId, cred);
       expect(onlyError(missingUser).extensions?.code).toBe('NOT_FOUND');
-      expect(missingUser.status).toBe(404);
+      expectRestStatus(missingUser, 404);
       expect(onlyError(await register('no-such-user')).extensions?.code).toBe('NOT_FOUND');
 
       expect((await verify(userId, mine.u2fId, cred)).errors).toBeUndefined();
@@ -263,7 +263,7 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
       const real = credentialFor(options, { fmt: 'packed' }).response as any;
       const overRes = verify(userId, u2fId, paddedTo(real, LIMIT + 1));
       const over = await overRes;
-      expect(over.status).toBe(400);
+      expectRestStatus(over, 400);
       const tooLong = await expectRefused(userId, Promise.resolve(over), 'INVALID_ARGUMENT');
       expect(violatedFields(tooLong)).toEqual([CREDENTIAL]);
       expect(tooLong.message).toMatch(lengthMessage);
@@ -347,7 +347,7 @@ function u2fSuite(name: string, env: () => Record<string, string>) {
         const token = await gw.tokenFor(who);
         const denied = await register(target, { token });
         expect(onlyError(denied).extensions?.code).toBe('PERMISSION_DENIED');
-        expect(denied.status).toBe(403);
+        expectRestStatus(denied, 403);
         await expectRefused(target, verify(target, pending.u2fId, cred, 'x', { token }), 'PERMISSION_DENIED');
       }
 

@@ -36,7 +36,16 @@ import {
   type UsersQuery,
   type UsersQueryVariables,
 } from './generated/graphql.ts';
-import { embeddedOnly, onlyError, startGateway, upstreamMode, upstreamOnly, type Response, type TestGateway } from './support/gateway.ts';
+import {
+  embeddedOnly,
+  expectRestStatus,
+  onlyError,
+  startGateway,
+  upstreamMode,
+  upstreamOnly,
+  type Response,
+  type TestGateway,
+} from './support/gateway.ts';
 import { facts, SEEDED_PASSWORD_HASH, type Fact, type HumanOptions } from './support/given.ts';
 import { describeWith } from './support/servers.ts';
 import { metric } from './support/slow-peers.ts';
@@ -413,7 +422,7 @@ function searchSuite(name: string, env: () => Record<string, string>, seed: Seed
         for (const variables of [{ first: 101 }, { last: 101 }, { first: -1 }, { first: 5, last: 5 }]) {
           const res = await search(variables);
           expect(code(res), JSON.stringify(variables)).toBe('INVALID_ARGUMENT');
-          expect(res.status).toBe(400);
+          expectRestStatus(res, 400, JSON.stringify(variables));
         }
         expect(onlyError(await search({ first: 101 })).extensions?.details?.[0]?.fieldViolations?.[0]?.field).toBe('first');
         expect(ids(await search({ first: 100 }))).toHaveLength(100);

@@ -15,7 +15,7 @@ import {
   VerifyPhoneDocument,
 } from './generated/graphql.ts';
 import { describeWith } from './support/servers.ts';
-import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { verifyImportedHash } from '../src/model/passwords.ts';
 import type { User } from '../src/model/users.ts';
 
@@ -115,7 +115,7 @@ function userSuite(name: string, env: () => Record<string, string>) {
         input: { username: username.toUpperCase(), profile, email: { email: 'x@example.com' } },
       });
       expect(onlyError(sameName).extensions?.code).toBe('ALREADY_EXISTS');
-      expect(sameName.status).toBe(409);
+      expectRestStatus(sameName, 409);
     });
 
     it('rule 1: a user whose email is neither verified nor returned gets a verification mail, without the code in any log', async () => {
@@ -197,7 +197,7 @@ function userSuite(name: string, env: () => Record<string, string>) {
       });
       const missing = await gw.send(UpdateHumanProfileDocument, { input: { userId: 'no-such-user', firstName: 'A', lastName: 'B' } });
       expect(onlyError(missing).extensions?.code).toBe('NOT_FOUND');
-      expect(missing.status).toBe(404);
+      expectRestStatus(missing, 404);
     });
 
     it('rule 2: setEmail returns the code or sends it; the new address is unverified; the same address is FAILED_PRECONDITION', async () => {
@@ -310,7 +310,7 @@ function userSuite(name: string, env: () => Record<string, string>) {
         { token },
       );
       expect(onlyError(elsewhere).extensions?.code).toBe('PERMISSION_DENIED');
-      expect(elsewhere.status).toBe(403);
+      expectRestStatus(elsewhere, 403);
     });
   });
 }

@@ -12,13 +12,8 @@ import { composeServices } from '@theguild/federation-composition';
 import { parse } from 'graphql';
 import { createYoga } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  AddHumanUserDocument,
-  AddOIDCIdentityProviderDocument,
-  AddOrganizationDocument,
-  AddProjectDocument,
-} from './generated/graphql.ts';
-import { onlyError, startGateway, upstreamMode, type TestGateway } from './support/gateway.ts';
+import { AddHumanUserDocument, AddOIDCIdentityProviderDocument, AddOrganizationDocument, AddProjectDocument } from './generated/graphql.ts';
+import { expectRestStatus, onlyError, startGateway, upstreamMode, type TestGateway } from './support/gateway.ts';
 import type { UpstreamGateway } from '../src/upstream-gateway.ts';
 import { describeWith } from './support/servers.ts';
 import type { AggregateType, EventStore } from '../src/store/port.ts';
@@ -171,7 +166,7 @@ function subgraphSuite(name: string, env: () => Record<string, string>) {
           [{ __typename: 'User', id: userIds[0] }, { __typename: 'Nope', id: '1' }, { id: '2' }, { __typename: 'Query', id: '3' }],
           token,
         );
-        expect(res.status, res.text).toBe(400);
+        expectRestStatus(res, 400, res.text);
         const err = onlyError(res);
         expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
         expect((err.extensions?.details as any)[0].fieldViolations.map((v: { field: string }) => v.field)).toEqual([

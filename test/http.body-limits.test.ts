@@ -94,14 +94,21 @@ describe('request bodies without a valid token (embedded stores)', () => {
   });
   afterAll(async () => gw?.close());
 
-  it('small queries keep their GraphQL answers: UNAUTHENTICATED with 401, __typename and the introspection query', async () => {
-    const me = await post(gw.url, { body: Buffer.from('{"query":"{ me { id } }"}') }).answer;
-    expect(me.status).toBe(401);
-    expect(me.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    expect(me.json.errors[0].path).toEqual(['me']);
-    const forged = await post(gw.url, { body: Buffer.from('{"query":"{ me { id } }"}'), headers: bearer('forged.token.here') }).answer;
-    expect(forged.status).toBe(401);
-    expect(forged.json.errors[0].message).toBe('Invalid token');
+  it('small queries keep their GraphQL answers: UNAUTHENTICATED (200 on application/json, 401 on application/graphql-response+json), __typename and the introspection query', async () => {
+    const meQuery = Buffer.from('{"query":"{ me { id } }"}');
+    for (const [accept, status] of [
+      ['application/json', 200],
+      ['application/graphql-response+json', 401],
+    ] as const) {
+      const me = await post(gw.url, { body: meQuery, headers: { accept } }).answer;
+      expect(me.status, accept).toBe(status);
+      expect(me.json.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+      expect(me.json.errors[0].extensions.httpStatus).toBe(401);
+      expect(me.json.errors[0].path).toEqual(['me']);
+      const forged = await post(gw.url, { body: meQuery, headers: { accept, ...bearer('forged.token.here') } }).answer;
+      expect(forged.status, accept).toBe(status);
+      expect(forged.json.errors[0].message).toBe('Invalid token');
+    }
 
     const typename = await post(gw.url, { body: padded(UNAUTHENTICATED_BODY_BYTES) }).answer;
     expect(typename.status).toBe(200);
@@ -124,7 +131,7 @@ describe('request bodies without a valid token (embedded stores)', () => {
         errors: [
           {
             message: `${'authorization' in headers ? 'Invalid token' : 'Authentication required'}: a request body over ${UNAUTHENTICATED_BODY_BYTES} bytes needs a valid bearer token.`,
-            extensions: { code: 'UNAUTHENTICATED', grpcCode: 16, details: [] },
+            extensions: { code: 'UNAUTHENTICATED', grpcCode: 16, details: [], httpStatus: 401 },
           },
         ],
       });
@@ -186,6 +193,7 @@ describe('request-body bytes in flight, per client address and per process', () 
       code: 'RESOURCE_EXHAUSTED',
       grpcCode: 8,
       details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '1s' }],
+      httpStatus: 429,
     });
     // Another address still gets in, up to the process budget.
     const b1 = hold('198.51.100.2', cap);
@@ -248,7 +256,7 @@ describe.skipIf(process.platform !== 'linux')('a burst of large bodies without a
     expect(body.length).toBeGreaterThan(10_000_000);
     expect(body.length).toBeLessThan(CAP);
     // Warm up the paths, then take the baseline.
-    for (let i = 0; i < 3; i++) expect((await post(child.url, { body: Buffer.from('{"query":"{ me { id } }"}') }).answer).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect((await post(child.url, { body: Buffer.from('{"query":"{ me { id } }"}') }).answer).status).toBe(200);
     await new Promise((r) => setTimeout(r, 500));
     const baseline = kib(status(pid), 'VmRSS');
     writeFileSync(`/proc/${pid}/clear_refs`, '5'); // resets VmHWM to the current RSS

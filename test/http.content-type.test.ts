@@ -35,7 +35,8 @@ describe('request media type', () => {
       const res = await post(body, type);
       expect(res.status, type).toBe(415);
       expect(res.headers.get('accept')).toBe('application/json');
-      expect(res.json.errors[0].extensions).toEqual({ code: 'INVALID_ARGUMENT', grpcCode: 3, details: [] }); // the status in the response only, as on every answer
+      // The status in the response and as extensions.httpStatus, as on every answer.
+      expect(res.json.errors[0].extensions).toEqual({ code: 'INVALID_ARGUMENT', grpcCode: 3, details: [], httpStatus: 415 });
       expect(await holder(username), type).toBeNull();
     }
   });

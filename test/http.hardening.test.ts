@@ -19,7 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, AddOIDCIdentityProviderDocument } from './generated/graphql.ts';
 import { readResponse } from './support/net.ts';
-import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { maxRequestBodyBytes } from '../src/http/body-limit.ts';
 import { MAX_COST } from '../src/graphql/cost.ts';
 import { armorLimits } from '../src/graphql/armor.ts';
@@ -239,7 +239,7 @@ describe('HTTP hardening (embedded stores)', () => {
     ];
     for (const [input, message, field] of cases) {
       const res = await gw.raw({ query, variables: { input } });
-      expect(res.status, res.text).toBe(400);
+      expectRestStatus(res, 400);
       const err = onlyError(res);
       expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
       expect(err.message).toMatch(message);
@@ -248,7 +248,8 @@ describe('HTTP hardening (embedded stores)', () => {
     }
   });
 
-  it('several mutation fields stop at the first that fails: 200 when one before it was done (data null, the error names it), else its status', async () => {
+  it('several mutation fields stop at the first that fails: 200 whenever they ran (data null, the error names the field and its REST status); variables that do not coerce: 400 on application/graphql-response+json', async () => {
+    const graphqlResponse = { accept: 'application/graphql-response+json' };
     const me = async () => (await gw.gateway.deps.store.load<any>('user', gw.adminId))!;
     const profile = (name: string) => `{ firstName: "${name}", lastName: "Admin", displayName: "${name} Admin" }`;
     const field = (key: string, name: string) => `${key}: updateMyProfile(input: ${profile(name)}) { details { sequence } }`;
@@ -260,19 +261,36 @@ describe('HTTP hardening (embedded stores)', () => {
     expect(partial.errors!.map((e: any) => [e.path, e.extensions.code])).toEqual([[['b'], 'FAILED_PRECONDITION']]);
     expect((await me()).state.profile.firstName).toBe(name);
 
-    // The first field fails: nothing runs, the status is the failure's.
+    // The first field fails: nothing after it runs; executed all the same, so 200 on both media types.
     const before = (await me()).sequence;
-    const failed = await gw.raw({ query: `mutation { ${field('a', name)} ${field('b', `${name}B`)} }` });
-    expect(failed.status, failed.text).toBe(409);
-    expect(failed.errors!.map((e: any) => e.path)).toEqual([['a']]);
+    for (const headers of [{}, graphqlResponse]) {
+      const failed = await gw.raw({ query: `mutation { ${field('a', name)} ${field('b', `${name}B`)} }` }, headers);
+      expect(failed.status, failed.text).toBe(200);
+      expect(failed.data).toBeNull();
+      expect(failed.errors!.map((e: any) => [e.path, e.extensions.code, e.extensions.httpStatus])).toEqual([
+        [['a'], 'FAILED_PRECONDITION', 409],
+      ]);
+    }
     expect((await me()).sequence).toBe(before);
 
-    // Variables that do not coerce stop everything before the first field: the status is theirs.
-    const badVariables = await gw.raw({
-      query: `mutation($i: UpdateMyProfileInput!) { ${field('a', `${name}V`)} b: updateMyProfile(input: $i) { details { sequence } } }`,
-      variables: { i: { firstName: 1 } },
-    });
-    expect(badVariables.status, badVariables.text).toBe(400);
+    // Variables that do not coerce stop everything before the first field: not executed, so
+    // their 400 on application/graphql-response+json, 200 on application/json.
+    for (const [headers, status] of [
+      [{}, 200],
+      [graphqlResponse, 400],
+    ] as const) {
+      const badVariables = await gw.raw(
+        {
+          query: `mutation($i: UpdateMyProfileInput!) { ${field('a', `${name}V`)} b: updateMyProfile(input: $i) { details { sequence } } }`,
+          variables: { i: { firstName: 1 } },
+        },
+        headers,
+      );
+      expect(badVariables.status, badVariables.text).toBe(status);
+      expect(badVariables.data).toBeUndefined();
+      expect(badVariables.errors!.length).toBeGreaterThan(0);
+      for (const e of badVariables.errors!) expect(e.extensions).toMatchObject({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
+    }
     expect((await me()).sequence).toBe(before);
   });
 
@@ -286,8 +304,10 @@ describe('HTTP hardening (embedded stores)', () => {
         variables: { input: { userId, profile, email: { email: `${unique('c')}@example.com` }, metadata: Array(entries).fill({}) } },
       });
     };
+    // At the limit the body is parsed, and its variables do not coerce: a request that was read.
     const atLimit = await postRaw(gw.url, bodyOf(9_994, unique('at')), { ...auth(), 'content-type': 'application/json' });
-    expect(atLimit.status).toBe(400);
+    expect(atLimit.status).toBe(200);
+    expect(atLimit.json.errors[0].extensions.httpStatus).toBe(400);
     expect(atLimit.json.errors[0].message).toMatch(/^Variable "\$input" got an invalid value at "input\.metadata\[0\]"/);
     for (const entries of [9_995, 4_000_000]) {
       const userId = unique('over');
@@ -307,10 +327,10 @@ describe('HTTP hardening (embedded stores)', () => {
     expect(JSON.stringify(variables).length).toBeLessThan(64 * 1024);
     for (const headers of [{}, auth()]) {
       const res = await postRaw(gw.url, JSON.stringify({ query, variables }), { ...headers, 'content-type': 'application/json' });
-      expect(res.status, res.text.slice(0, 300)).toBe(400);
-      const errors = res.json.errors as { message: string; extensions: { code: string } }[];
+      expect(res.status, res.text.slice(0, 300)).toBe(200);
+      const errors = res.json.errors as { message: string; extensions: { code: string; httpStatus: number } }[];
       expect(errors).toHaveLength(51);
-      expect(errors.every((e) => e.extensions.code === 'INVALID_ARGUMENT')).toBe(true);
+      expect(errors.every((e) => e.extensions.code === 'INVALID_ARGUMENT' && e.extensions.httpStatus === 400)).toBe(true);
       expect(errors[0]!.message).toMatch(/at "input\.metadata\[0\]"; Expected type "MetadataInput" to be an object\.$/);
       expect(errors[50]!.message).toMatch(/error limit reached/);
       expect(res.text.length).toBeLessThan(32 * 1024);
@@ -345,16 +365,24 @@ describe('HTTP hardening (embedded stores)', () => {
         const res = await gw.raw({ query, variables });
         const messages = (res.errors ?? []).map((e) => e.message);
         for (const m of messages) expect(m, `${name}: ${m}`).toMatch(/^Variable "\$\w+" of required type .* was not provided\.$/);
-        expect(res.status, name).toBe(messages.length ? 400 : 200);
+        // A missing variable fails before execution: still 200 on application/json.
+        expect(res.status, name).toBe(200);
       }
     });
 
+    /** Refused by a limit before execution: 200 on application/json, 400 on application/graphql-response+json. */
     const refused = async (query: string, limit: RegExp) => {
-      const res = await gw.raw({ query });
-      expect(res.status, res.text).toBe(400);
-      const err = onlyError(res);
-      expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
-      expect(err.message).toMatch(limit);
+      for (const [accept, status] of [
+        ['application/json', 200],
+        ['application/graphql-response+json', 400],
+      ] as const) {
+        const res = await gw.raw({ query }, { accept });
+        expect(res.status, `${accept}: ${res.text}`).toBe(status);
+        const err = onlyError(res);
+        expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
+        expect(err.extensions?.httpStatus).toBe(400);
+        expect(err.message).toMatch(limit);
+      }
     };
 
     it('too deep, too many aliases, too costly, too many tokens or directives: INVALID_ARGUMENT naming the limit', async () => {
@@ -404,7 +432,7 @@ describe('HTTP hardening (embedded stores)', () => {
         password: { password: 'Sup3r$ecret!Pw' },
       };
       const res = await gw.send(AddHumanUserDocument, { input });
-      expect(res.status).toBe(500);
+      expectRestStatus(res, 500);
       const err = onlyError(res);
       expect(err.message).toBe('Unexpected error.');
       expect(err.extensions?.code).toBe('INTERNAL');
@@ -415,8 +443,9 @@ describe('HTTP hardening (embedded stores)', () => {
 
       const lines = gw.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === requestId);
       expect(lines.find((l) => l.msg === 'unexpected error')?.error).toMatch(/hasher exploded/);
+      // The request line logs the HTTP status (an executed request: 200); the error code says what failed.
       expect(lines.find((l) => l.msg === 'request')).toMatchObject({
-        status: 500,
+        status: 200,
         operationName: 'AddHumanUser',
         caller: gw.adminId,
         errors: ['INTERNAL'],

@@ -18,7 +18,7 @@ import {
 import { stateOf } from '../src/graphql/request-state.ts';
 import { parseUrlTemplate } from '../src/model/url-template.ts';
 import { AddHumanUserDocument } from './generated/graphql.ts';
-import { onlyError, startGateway, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, type TestGateway } from './support/gateway.ts';
 import { describeWith } from './support/servers.ts';
 
 let seq = 0;
@@ -205,7 +205,7 @@ describe('the real gateway', () => {
     const before = await outcomes(gw);
     for (let i = 0; i < 2; i++) {
       const res = await gw.raw({ query }, { 'idempotency-key': key });
-      expect(res.status, res.text).toBe(400);
+      expectRestStatus(res, 400, res.text);
       expect(res.headers.get('idempotency-replayed')).toBeNull();
       const err = onlyError(res);
       expect(err.extensions?.code).toBe('INVALID_ARGUMENT');
@@ -223,7 +223,7 @@ describe('the real gateway', () => {
     };
     const key = unique('tpl-');
     const first = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
-    expect(first.status).toBe(400);
+    expectRestStatus(first, 400);
     expect(onlyError(first).extensions?.code).toBe('INVALID_ARGUMENT');
     expect(first.text.length).toBeLessThan(4096);
     const again = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });

@@ -2,7 +2,7 @@
 // gateway: on the embedded stores (keys in memory) and with Redis (keys in Redis).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, MeDocument } from './generated/graphql.ts';
-import { onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
+import { expectRestStatus, onlyError, startGateway, startGatewayBehindProxy, type TestGateway } from './support/gateway.ts';
 import { everythingInRedis, holdsCode } from './support/redis-scan.ts';
 import { describeWith } from './support/servers.ts';
 import { createHmac } from 'node:crypto';
@@ -109,15 +109,21 @@ function idempotencySuite(name: string, env: () => Record<string, string>) {
       expect(onlyError(theirs).extensions?.code).toBe('PERMISSION_DENIED');
     });
 
-    it('a deterministic error is kept and replayed like a success', async () => {
-      const key = unique('key-');
+    it('a deterministic error is kept and replayed like a success: 200 with its REST status in the body, on either media type', async () => {
       const bad = { username: unique('bad'), profile: { firstName: '', lastName: 'X' }, email: { email: 'not-an-email' } };
-      const first = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers: { 'idempotency-key': key } });
-      expect(first.status).toBe(400);
-      const again = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers: { 'idempotency-key': key } });
-      expect(again.status).toBe(400);
-      expect(again.headers.get('idempotency-replayed')).toBe('true');
-      expect(again.text).toBe(first.text);
+      // The mutation ran and failed: 200 on application/json and on application/graphql-response+json alike.
+      for (const accept of ['application/json', 'application/graphql-response+json']) {
+        const headers = { 'idempotency-key': unique('key-'), accept };
+        const first = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers });
+        expect(first.status, `${accept}: ${first.text}`).toBe(200);
+        expect(first.headers.get('content-type')).toMatch(new RegExp(`^${accept.replace('+', '\\+')};`));
+        expect(onlyError(first).extensions).toMatchObject({ code: 'INVALID_ARGUMENT', httpStatus: 400 });
+        const again = await gw.send(AddHumanUserDocument, { input: bad as any }, { headers });
+        expect(again.status, accept).toBe(200);
+        expect(again.headers.get('idempotency-replayed')).toBe('true');
+        expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
+        expect(again.text).toBe(first.text);
+      }
     });
 
     it('queries, unauthenticated requests and malformed keys', async () => {
@@ -128,9 +134,10 @@ function idempotencySuite(name: string, env: () => Record<string, string>) {
       expect(q2.headers.get('idempotency-replayed')).toBeNull();
 
       const anon = await addUser(unique('anon'), key, {}, null);
-      expect(anon.status).toBe(401);
+      expectRestStatus(anon, 401);
+      expect(onlyError(anon).extensions?.code).toBe('UNAUTHENTICATED');
       const anon2 = await addUser(unique('anon'), key, {}, null);
-      expect(anon2.status).toBe(401);
+      expectRestStatus(anon2, 401);
       expect(anon2.headers.get('idempotency-replayed')).toBeNull();
 
       const long = await addUser(unique('long'), 'k'.repeat(256));
@@ -207,15 +214,16 @@ describeWith('mongo', 'idempotency across an outage', (mongoUrl) => {
     const input = { username, profile, email: { email: `${username}@example.com`, isVerified: true } };
     await proxy.down();
     const down = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
-    expect(down.status).toBe(503);
+    expectRestStatus(down, 503);
     expect(onlyError(down).extensions?.code).toBe('UNAVAILABLE');
     await proxy.up();
     let retried = down;
-    for (let i = 0; i < 60 && retried.status === 503; i++) {
+    for (let i = 0; i < 60 && retried.errors?.[0]?.extensions?.code === 'UNAVAILABLE'; i++) {
       await new Promise((r) => setTimeout(r, 250));
       retried = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
     }
     expect(retried.status, retried.text).toBe(200);
+    expect(retried.errors, retried.text).toBeUndefined();
     expect(retried.headers.get('idempotency-replayed')).toBeNull();
     const again = await gw.send(AddHumanUserDocument, { input }, { headers: { 'idempotency-key': key } });
     expect(again.headers.get('idempotency-replayed')).toBe('true');

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { print, type ExecutionResult } from 'graphql';
+import { expect } from 'vitest';
 import { createLocalTokenSigner } from '../../src/auth/tokens.ts';
 import { bootstrap } from '../../src/commands/bootstrap.ts';
 import { systemContext } from '../../src/commands/request-context.ts';
@@ -25,7 +26,7 @@ export interface StartOptions {
 export interface ErrorBody {
   message: string;
   path?: (string | number)[];
-  extensions?: { code?: string; grpcCode?: number; details?: any[]; requestId?: string; [k: string]: unknown };
+  extensions?: { code?: string; grpcCode?: number; details?: any[]; requestId?: string; httpStatus?: number; [k: string]: unknown };
 }
 
 export interface Response<T> {
@@ -170,6 +171,28 @@ export function httpsFetch(
 export function onlyError(res: Response<unknown>): ErrorBody {
   if (!res.errors || res.errors.length !== 1) throw new Error(`expected one error, got ${res.text}`);
   return res.errors[0]!;
+}
+
+/** An answer of the GraphQL face as the test helpers read it (this file's Response, fleet.ts's GqlResult). */
+interface Answered {
+  status: number;
+  text: string;
+  errors?: { extensions?: { code?: string; [k: string]: unknown } }[] | undefined;
+}
+
+/** The REST face's status that an error carries as extensions.httpStatus. */
+const restStatusOf = (error: { extensions?: { [k: string]: unknown } } | undefined): number | undefined =>
+  error?.extensions?.httpStatus as number | undefined;
+
+/**
+ * The request was read and failed as GraphQL over HTTP answers it on application/json: HTTP
+ * 200, the errors in the body, the first one's extensions.httpStatus being `status`.
+ */
+export function expectRestStatus(res: Answered, status: number, label = ''): void {
+  const where = `${label ? `${label}: ` : ''}${res.text}`;
+  expect(res.status, where).toBe(200);
+  expect(res.errors?.length, where).toBeGreaterThan(0);
+  expect(restStatusOf(res.errors![0]), where).toBe(status);
 }
 
 /** Field paths named by an INVALID_ARGUMENT error. */
