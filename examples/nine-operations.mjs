@@ -1,4 +1,4 @@
-// The nine operations of SPEC.md with ZITADEL's own Node client (@zitadel/client), unchanged,
+// The nine operations of the identity API with ZITADEL's own Node client (@zitadel/client), unchanged,
 // over gRPC, gRPC-web or Connect; each is followed by a read-back where the API has one.
 //
 //   GATEWAY=http://127.0.0.1:4000 TOKEN='<the printed token>' TRANSPORT=grpc node examples/nine-operations.mjs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The nine operations of SPEC.md over REST/JSON with curl, at the paths and verbs of the
+# The nine operations of the identity API over REST/JSON with curl, at the paths and verbs of the
 # descriptors' google.api.http rules (as grpc-gateway serves them for ZITADEL); each is followed
 # by a read-back where the API has one. The same run as examples/nine-operations.mjs.
 #
