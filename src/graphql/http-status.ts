@@ -104,8 +104,10 @@ export function useGraphQLOverHttp(): Plugin {
   const wellFormed = new WeakSet<Request>();
   return {
     onParse({ context }) {
-      const { request } = context as { request?: Request };
-      if (request) wellFormed.add(request);
+      const { request, params } = context as { request?: Request; params?: { operationName?: unknown } };
+      // yoga reads an operationName of another type as none; GraphQL over HTTP calls the request malformed.
+      const name = params?.operationName;
+      if (request && (name === undefined || name === null || typeof name === 'string')) wellFormed.add(request);
     },
     onResultProcess({ request, result, resultProcessor, setResultProcessor }) {
       // Streams, batches and answers another plugin chose (an idempotent replay) are left as they are.
