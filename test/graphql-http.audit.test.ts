@@ -42,7 +42,7 @@ describe('graphql-http server audits against the live gateway', () => {
 
   it('fails only the SHOULDs and MAYs it chose to (listed)', () => {
     const notOk = results.filter((r) => !r.name.startsWith('MUST') && r.status !== 'ok');
-    // Chosen (README "Errors"): the HTTP status follows the error's code, so a document that does
+    // Chosen (docs/graphql.md, "Errors"): the HTTP status follows the error's code, so a document that does
     // not parse or validate, or variables that do not coerce, are 400 under application/json too;
     // and GET carries no form-encoded request nor (with variables) a mutation-capable path.
     expect(notOk.map((r) => r.id).sort()).toEqual(['572B', '5A70', '6A70', '7B9B', 'D6D5', 'FDE2']);
