@@ -1,4 +1,4 @@
-// The error model (README, Errors) in one place. Commands throw AppError,
+// The error model (docs/graphql.md, Errors) in one place. Commands throw AppError,
 // adapters UnavailableError; each transport maps them with what is here
 // (GraphQL: extensionsOf; the status table carries gRPC codes and HTTP statuses).
 import type { ZodError } from 'zod';
@@ -96,7 +96,7 @@ export function zodToAppError(error: ZodError, root = 'input'): AppError {
   return invalidArgument(error.issues.map((issue) => ({ field: [root, ...issue.path.map(String)].join('.'), description: issue.message })));
 }
 
-/** The GraphQL error extensions of a code (README, Errors). */
+/** The GraphQL error extensions of a code (docs/graphql.md, Errors). */
 export function extensionsOf(code: ErrorCode, details: unknown[] = [], httpStatus?: number) {
   const { grpcCode, status } = errorCodes[code];
   return { code, grpcCode, details, http: { status: httpStatus ?? status } };

@@ -37,7 +37,7 @@ const readyTokens = (userId: string, count: number): Fact[] =>
 /** `count` live pending registrations of `userId` (ids pending-0…, oldest first). */
 const pendingTokens = (userId: string, count: number): Fact[] =>
   Array.from({ length: count }, (_, i) => facts.u2fPending(userId, { id: `pending-${i}`, challenge: `cGVuZGluZy0${i}` }));
-// The bounds README states (SPEC.md sets none): 20 verified tokens, 5 pending registrations.
+// The bounds docs/graphql.md states (SPEC.md sets none): 20 verified tokens, 5 pending registrations.
 const MAX_READY = 20;
 const MAX_PENDING = 5;
 const full = { error: { code: 'FAILED_PRECONDITION' as const, message: /already has 20 U2F tokens/ } };

@@ -72,7 +72,7 @@ function suite(name: string, env: () => Record<string, string>) {
 
       const after = await stored(id);
       expect(after.sequence).toBe(51);
-      // A user keeps 5 pending registrations (README), the newest: those of the last 5 sequences, in order.
+      // A user keeps 5 pending registrations (docs/graphql.md), the newest: those of the last 5 sequences, in order.
       const newest = [...ids].sort((a, b) => a.details.sequence - b.details.sequence).slice(-5);
       expect(after.state.u2fTokens.map((t) => t.id)).toEqual(newest.map((r) => r.u2fId));
       const events = await gw.gateway.deps.store.events('user', id);

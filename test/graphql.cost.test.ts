@@ -30,7 +30,7 @@ describe('request cost', () => {
     for (const c of [page, history, user]) expect(c).toBeLessThanOrEqual(MAX_COST / 2);
     // A row of ConsoleUsers is 27 fields (edge, cursor and node included); the page adds users, totalCount and pageInfo's 5.
     expect(page).toBe(100 * 27 + 7);
-    // The figures README's table gives.
+    // The figures docs/graphql.md's request cost table gives.
     expect(history).toBe(100 * 15 + 7);
     expect(user).toBe(36);
   });

@@ -79,7 +79,7 @@ describe('parsers of untrusted input', () => {
 
   it('legal nesting still passes the depth limit', () => {
     expect(jsonDepth({ input: { publicKeyCredential: { response: { transports: ['usb'] } } } })).toBe(5);
-    expect(jsonDepth(JSON.parse(nested(32)))).toBe(32); // README: variables nest at most 32 levels
+    expect(jsonDepth(JSON.parse(nested(32)))).toBe(32); // docs/graphql.md: variables nest at most 32 levels
     expect(jsonDepth(JSON.parse(nested(1_000_000)))).toBe(33); // stops early, no recursion
   });
 

@@ -1,4 +1,4 @@
-// README: a POST to /graphql is application/json. Every other request media type,
+// docs/graphql.md: a POST to /graphql is application/json. Every other request media type,
 // application/graphql included, is refused with 415 and executes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readResponse } from './support/net.ts';

@@ -1,4 +1,4 @@
-// README's @zitadel/client examples run as written against a real gateway: the three-call
+// docs/wire-api.md's @zitadel/client examples run as written against a real gateway: the three-call
 // example over gRPC, and the nine operations with @zitadel/client over gRPC, gRPC-web and Connect
 // (examples/nine-operations.mjs) and with curl over REST (examples/nine-operations.sh), each
 // checked against what the gateway's store holds afterwards.

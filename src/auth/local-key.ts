@@ -1,4 +1,4 @@
-// Quick-start key material kept in the data folder (README, Authentication and permissions).
+// Quick-start key material kept in the data folder (docs/authentication.md).
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile, link, unlink, chmod } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// The role table of README, Authentication and permissions, as data.
+// The role table of docs/authentication.md, as data.
 import { permissionDenied } from '../errors.ts';
 
 export const permissions = [
@@ -67,7 +67,7 @@ export function requirePermission(grants: Grants, permission: Permission, messag
 }
 
 /**
- * No escalation through another account (README, Authentication and permissions): the caller may
+ * No escalation through another account (docs/authentication.md): the caller may
  * change a user only while it holds, in that scope, every permission the user's
  * roles there grant. `caller` and `target` are the grants in one scope: the
  * instance (orgRoles empty) or one organization.

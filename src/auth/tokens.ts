@@ -1,5 +1,5 @@
 // Bearer JWT verification (JWKS in production, the local key in quick start) and the
-// quick-start signer. README, Authentication and permissions.
+// quick-start signer. docs/authentication.md.
 import {
   createRemoteJWKSet,
   customFetch,

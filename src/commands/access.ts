@@ -1,4 +1,4 @@
-// Who may do what, where (README, Authentication and permissions).
+// Who may do what, where (docs/authentication.md).
 import { covers, hasPermission, type Grants, type Permission } from '../auth/permissions.ts';
 import { notFound, permissionDenied, unauthenticated } from '../errors.ts';
 import { INSTANCE_ID, rolesOf, type Instance, type Org } from '../model/orgs.ts';
@@ -97,7 +97,7 @@ export async function readerFor(ctx: CommandContext, caller: Caller): Promise<Re
 /**
  * Whether the caller holds `permission` anywhere: from an instance role, or in one of the
  * organizations where it holds roles (its user's memberOf, recorded before every grant; read
- * in one round trip, none when they were read already). The first refusal (README, Authentication and permissions):
+ * in one round trip, none when they were read already). The first refusal (docs/authentication.md):
  * a caller holding the permission nowhere is PERMISSION_DENIED before any target is looked at.
  */
 export async function holdsAnywhere(ctx: CommandContext, caller: Caller, permission: Permission): Promise<boolean> {

@@ -26,7 +26,7 @@ export { DEFAULT_PAGE, MAX_PAGE, type HistoryKind, type HistoryPage, type PageAr
 
 /**
  * A user's history: for a user the caller may read (readUser in `scope`: the user itself, or
- * user.read in its organization, instance roles counting). The refusal order (README, Authentication and permissions): a
+ * user.read in its organization, instance roles counting). The refusal order (docs/authentication.md): a
  * caller holding user.read nowhere is PERMISSION_DENIED; a user it may not read is NOT_FOUND,
  * exactly like a missing one, so ids cannot be probed.
  */

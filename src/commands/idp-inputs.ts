@@ -1,5 +1,5 @@
 // Input rules of the identity provider operations (operation 2 and the field limits,
-// README, HTTP: limits). Checked before any I/O; every violated field is reported.
+// docs/graphql.md, HTTP: limits). Checked before any I/O; every violated field is reported.
 import type { Config } from '../config.ts';
 import { z } from 'zod';
 import { text } from './rules.ts';

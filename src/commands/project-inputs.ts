@@ -1,4 +1,4 @@
-// Input rules of the project operations (operation 8 and the field limits, README, HTTP: limits).
+// Input rules of the project operations (operation 8 and the field limits, docs/graphql.md, HTTP: limits).
 // Checked before any I/O; every violated field is reported. Parsing the XML
 // and fetching the URL come later, in the command, after the permission check.
 import { z } from 'zod';

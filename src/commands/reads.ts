@@ -1,5 +1,5 @@
 // Read use cases: the caller, and users by id (GraphQL's `user`, the wire's GetUserByID v1 and
-// v2, and the user a change list is of), under the refusal order (README, Authentication and permissions).
+// v2, and the user a change list is of), under the refusal order (docs/authentication.md).
 import { permissionDenied } from '../errors.ts';
 import { INSTANCE_ID, type Org } from '../model/orgs.ts';
 import type { User } from '../model/users.ts';
@@ -26,7 +26,7 @@ export type UserScope = 'acting' | 'anywhere' | 'owner';
 /**
  * A user the caller may read (the user itself, or user.read in the organization it is looked
  * for in: instance roles count), or null when there is none it may read: a user it may not read
- * and a missing one are the same answer. The refusal order (README, Authentication and permissions), before the
+ * and a missing one are the same answer. The refusal order (docs/authentication.md), before the
  * target counts for anything:
  * 1. another user, and the caller holds user.read nowhere: PERMISSION_DENIED;
  * 2. a header naming an organization that does not exist, or where the caller holds no

@@ -1,4 +1,4 @@
-// U2F / WebAuthn registration of a user's second-factor token (README, HTTP: limits):
+// U2F / WebAuthn registration of a user's second-factor token (docs/graphql.md, HTTP: limits):
 // registerU2F creates a pending token with its challenge, verifyU2FRegistration
 // checks the authenticator's answer and marks the token ready.
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Input rules of the user operations (ZITADEL's field rules and the field limits, README, HTTP: limits).
+// Input rules of the user operations (ZITADEL's field rules and the field limits, docs/graphql.md, HTTP: limits).
 // Checked before any I/O; every violated field is reported.
 import { z } from 'zod';
 import type { Config } from '../config.ts';

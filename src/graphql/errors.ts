@@ -1,4 +1,4 @@
-// AppError → GraphQLError with the extensions of src/errors.ts (README, Errors); what
+// AppError → GraphQLError with the extensions of src/errors.ts (docs/graphql.md, Errors); what
 // graphql-js raises itself is classified; anything unexpected is masked with the request id.
 import { GraphQLError } from 'graphql';
 import { extensionsOf, type AppError } from '../errors.ts';
@@ -34,7 +34,7 @@ export function classifyGraphQLError(error: GraphQLError): GraphQLError {
   if (error.extensions?.grpcCode !== undefined) return error;
   const http = error.extensions?.http as { status?: number; headers?: Record<string, string> } | undefined;
   if (http?.status === 413) {
-    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (README, HTTP: limits); gRPC calls an oversized message RESOURCE_EXHAUSTED.
+    // yoga's body limit (maxRequestBodySize, sized in src/http/body-limit.ts): keep its 413 (docs/graphql.md, HTTP: limits); gRPC calls an oversized message RESOURCE_EXHAUSTED.
     return new GraphQLError(error.message, { extensions: refusal(extensionsOf('RESOURCE_EXHAUSTED', [], 413)) });
   }
   if (http?.status === 403) {

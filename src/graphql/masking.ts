@@ -1,4 +1,4 @@
-// What a GraphQL answer may say about a failure (README, Errors): an AppError with its
+// What a GraphQL answer may say about a failure (docs/graphql.md, Errors): an AppError with its
 // extensions, graphql-js's own errors (syntax, validation, variables) classified as
 // INVALID_ARGUMENT, anything else masked ("Unexpected error.", INTERNAL) and logged with the
 // request id once the answer is processed.

@@ -4,7 +4,7 @@
 // client preset's documents carry it: "sha256:<hex>"; in a GET's query string too) or Apollo's
 // `extensions.persistedQuery.sha256Hash` (as urql's persisted exchange sends it too).
 //
-// The plugin's refusals carry the gateway's error extensions (README, Errors) and keep the
+// The plugin's refusals carry the gateway's error extensions (docs/graphql.md, Errors) and keep the
 // plugin's names as their messages, which Apollo's and urql's links look for:
 //   an unknown id         NOT_FOUND         "PersistedQueryNotFound"  (404: nothing ran)
 //   a raw `query`         INVALID_ARGUMENT  "PersistedQueryOnly: …"   (400)

@@ -1,4 +1,4 @@
-// The request body cap (README, HTTP: limits): the largest legal input is accepted,
+// The request body cap (docs/graphql.md, HTTP: limits): the largest legal input is accepted,
 // anything larger is 413 before it is parsed. Sized from the input limits, for a
 // request encoded the way JSON.stringify does it (UTF-8, no gratuitous \u escapes):
 // every code point at most 4 bytes. A client that \u-escapes plain text can hit the
@@ -44,7 +44,7 @@ export function maxRequestBodyBytes(config: Config): number {
   return Math.max(...Object.values(largestLegalBodies(config))) + ALLOWANCE;
 }
 
-/** The answer to a body over the cap of a caller with a valid token: RESOURCE_EXHAUSTED, HTTP 413 (README, HTTP: limits). */
+/** The answer to a body over the cap of a caller with a valid token: RESOURCE_EXHAUSTED, HTTP 413 (docs/graphql.md, HTTP: limits). */
 export const bodyTooLarge = (maxBytes: number) =>
   new AppError('RESOURCE_EXHAUSTED', `Request body too large: at most ${maxBytes} bytes`, [], 413);
 

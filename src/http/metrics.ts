@@ -173,7 +173,7 @@ export function createMetrics(): GatewayMetrics {
   });
   const errors = new Counter({
     name: 'gateway_graphql_errors_total',
-    help: 'Errors in answers, by error code (README, Errors).',
+    help: 'Errors in answers, by error code (docs/graphql.md, Errors).',
     labelNames: ['code'] as const,
     registers: [registry],
   });
@@ -194,7 +194,7 @@ export function createMetrics(): GatewayMetrics {
   });
   const mongoCommands = new Counter({
     name: 'gateway_mongodb_commands_total',
-    help: 'Commands sent to MongoDB by the event store, by command name (README, Performance: the round-trip budget).',
+    help: 'Commands sent to MongoDB by the event store, by command name (docs/performance.md: the round-trip budget).',
     labelNames: ['command'] as const,
     registers: [registry],
   });

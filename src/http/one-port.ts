@@ -2,7 +2,7 @@
 // Cleartext (h2c, prior knowledge): each connection's first bytes decide. The HTTP/2 client
 // preface starts with "PRI * HTTP/2.0"; such a socket goes to the http2 server, any other to
 // the http server. (http2's allowHTTP1 works only through ALPN, so only with TLS:
-// README, The wire API.) TLS: ALPN decides (h2 or http/1.1); a client that names no
+// docs/wire-api.md.) TLS: ALPN decides (h2 or http/1.1); a client that names no
 // protocol is sniffed like a cleartext one, so HTTP/2 with prior knowledge works over TLS too.
 import type { Server as HttpServer } from 'node:http';
 import type { Http2Server } from 'node:http2';

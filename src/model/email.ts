@@ -1,4 +1,4 @@
-// Pragmatic address form check (README, HTTP: limits): local@domain, the domain a
+// Pragmatic address form check (docs/graphql.md, HTTP: limits): local@domain, the domain a
 // valid host name. Nothing is lower-cased; this only answers yes or no.
 import { domainToASCII, domainToUnicode } from 'node:url';
 

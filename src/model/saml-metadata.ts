@@ -4,7 +4,7 @@
 //   internal or external entity is ever defined, expanded or fetched;
 // - a size cap before parsing, strict well-formedness (saxes), namespaces;
 // - a depth limit: saxes resolves a prefix by walking the open elements, so
-//   the cost is linear only while the depth is bounded (README, Performance);
+//   the cost is linear only while the depth is bounded (docs/performance.md);
 // - documents over IN_THREAD_MAX_BYTES are parsed in a worker thread
 //   (parseSamlMetadataOffLoop), so even a 1 MiB one never blocks the event loop;
 // - the root must be md:EntityDescriptor (any prefix, or the default

@@ -1,4 +1,4 @@
-// Chooses how codes go out (README, Verification mail and SMS):
+// Chooses how codes go out (docs/configuration.md, Verification mail and SMS):
 //   SMTP_HOST set        → mail over SMTP; else mails are only logged (masked, never the code)
 //   SMS_WEBHOOK_URL set  → SMS through the webhook; else no SMS job is created (phone changes succeed without an SMS provider)
 //   REDIS_URL set        → the Redis stream queue, shared by every gateway and `npm run worker`;

@@ -1,5 +1,5 @@
 // Delivery jobs for codes to send. Mutations hand a job over and never wait
-// for the send (README, Verification mail and SMS).
+// for the send (docs/configuration.md, Verification mail and SMS).
 
 export type DeliveryKind = 'verify-email-on-create' | 'verify-email-on-change' | 'verify-phone';
 

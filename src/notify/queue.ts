@@ -1,4 +1,4 @@
-// The delivery queue port (README, Verification mail and SMS) and its in-process adapter.
+// The delivery queue port (docs/configuration.md, Verification mail and SMS) and its in-process adapter.
 //
 // A mutation enqueues a job and returns; a worker takes it, sends it, and
 // only then acknowledges it, which deletes the job. Queued jobs hold their

@@ -1,7 +1,7 @@
 // EventStore on MongoDB (or FerretDB v1): no transactions, no change streams,
 // only single-document writes. See docs/architecture.md, Persistence and the protocol in port.ts.
 //
-// Commands per call, the budget's unit (README, Performance; counted by
+// Commands per call, the budget's unit (docs/performance.md; counted by
 // test/store.round-trips.test.ts through the driver's command monitoring):
 //   load        1 (findOne of the state document; the events are not looked at)
 //   loadMany    1 (one find with $in)

@@ -1,4 +1,4 @@
-// AppError to a gRPC status (README, Errors): the code from errorCodes, field
+// AppError to a gRPC status (docs/graphql.md, Errors): the code from errorCodes, field
 // violations as google.rpc.BadRequest in the wire's field names, and ZITADEL's
 // zitadel.v1.ErrorDetail{id, message} with a stable id per error site. Anything
 // else is masked as INTERNAL "Unexpected error." and logged; no stack reaches a client.

@@ -1,7 +1,7 @@
 // Errors on the REST paths as grpc-gateway writes them: a JSON body {code, message, details}
 // with each detail as a google.protobuf.Any in JSON ({"@type": "type.googleapis.com/…", …}),
 // and the HTTP status of grpc-gateway's table (runtime.HTTPStatusFromCode), but for
-// FAILED_PRECONDITION, which the gateway answers with 409 (README, Errors) where grpc-gateway,
+// FAILED_PRECONDITION, which the gateway answers with 409 (docs/graphql.md, Errors) where grpc-gateway,
 // and ZITADEL's REST with it, answer 400. Two more exceptions: a body over the cap is 413 (see
 // bodyTooLarge), and a path served with another HTTP method is 405, as grpc-gateway's routing
 // error (methodNotAllowed).
@@ -16,7 +16,7 @@ import { BadRequestSchema, RetryInfoSchema } from '../proto/error-details.ts';
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
 
-/** grpc-gateway's HTTP status per gRPC code (runtime.HTTPStatusFromCode), FAILED_PRECONDITION 409 (README, Errors). */
+/** grpc-gateway's HTTP status per gRPC code (runtime.HTTPStatusFromCode), FAILED_PRECONDITION 409 (docs/graphql.md, Errors). */
 export const HTTP_STATUS_OF_CODE: Record<number, number> = {
   0: 200,
   1: 499,
