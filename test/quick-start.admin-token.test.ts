@@ -86,7 +86,11 @@ function startOnTerminal(env: Record<string, string>, dataDir: string): Promise<
       else reject(new Error(`script exited (${code}) before the banner:\n${out}`));
     });
     child.stdout.on('data', (c: Buffer) => {
-      out += c.toString('utf8').replace(/\r/g, '');
+      // Carriage returns of the terminal, and the colours of the readable log lines, left out.
+      out += c
+        .toString('utf8')
+        .replace(/\r/g, '')
+        .replace(/\x1b\[[0-9;]*m/g, '');
       // The banner's last line: the file's path, or (at a terminal outside production) the token after it.
       if (!seen && /Administrator token[^\n]*(?:written to [^\n]+\n|:\n[^\n]+\n)/.test(out)) {
         seen = true;
