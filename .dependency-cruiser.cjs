@@ -10,7 +10,7 @@
 //   ports             store/port.ts (with read-models.ts and weight.ts, the types its reads use),
 //                     codes/port.ts, notify/port.ts
 //   adapters          the rest of store/, codes/, notify/
-//   shared            auth/, config, errors, log, limits, timed, data-dir, redis, start-errors,
+//   shared            auth/, config, errors, log, progress, limits, timed, data-dir, redis, start-errors,
 //                     net/, proto/ (descriptors no package carries): usable from every layer below the entry
 // One rule per arrow that must not run up. `npx depcruise src --config .dependency-cruiser.cjs`
 // (in .ci/run) fails on any violation: there is no baseline. docs/architecture.md says why
@@ -26,7 +26,7 @@ const MODEL = '^src/model/';
 const STORE_PORT = '^src/store/(port|read-models|weight)\\.ts$';
 const PORTS = `${STORE_PORT}|^src/(codes|notify)/port\\.ts$`;
 const ADAPTERS = '^src/(store|codes|notify)/';
-const SHARED = '^src/(auth/|net/|proto/|(config|errors|log|limits|timed|data-dir|redis|start-errors)\\.ts$)';
+const SHARED = '^src/(auth/|net/|proto/|(config|errors|log|progress|limits|timed|data-dir|redis|start-errors)\\.ts$)';
 
 // Packages by what they are (resolved paths, or bare names when a package does not resolve).
 const pkg = (names) => `(^|node_modules/)(${names})(/|$)`;

@@ -6,7 +6,7 @@
 // does; the bulk loader writes none) and two restarts. A start is timed from the spawn to the
 // first 200 from GET /ready (polled every 10 ms on a port chosen before the spawn); RSS is
 // read from /proc when it first answers and after 20 `me` requests, one at a time, with the
-// administrator token main.ts writes to DATA_DIR/admin-token (and names on stdout).
+// administrator token main.ts writes to DATA_DIR/admin-token (and names in its log).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request } from 'node:http';
@@ -97,8 +97,8 @@ export async function start(
   process.once('exit', kill); // the bench stopped (Ctrl-C): no gateway left behind
   let stdout = '';
   let stderr = '';
-  proc.stdout.on('data', (c: Buffer) => (stdout = (stdout + c).slice(-20_000)));
-  proc.stderr.on('data', (c: Buffer) => (stderr = (stderr + c).slice(-4000)));
+  proc.stdout.on('data', (c: Buffer) => (stdout = (stdout + c).slice(-4000)));
+  proc.stderr.on('data', (c: Buffer) => (stderr = (stderr + c).slice(-20_000)));
   const failed = (why: string) => new Error(`the gateway (${script}) ${why}; its last output:\n${tail(stdout, stderr)}`);
   try {
     let ms: number | undefined;
@@ -109,16 +109,16 @@ export async function start(
       else await sleep(10);
     }
     const rssAtAnswerMb = rssMb(proc.pid!);
-    // main.ts prints "Identity gateway listening on <url>" and, with NODE_ENV=production, the file that
-    // holds the administrator token: "Administrator token (…): written to <DATA_DIR>/admin-token".
-    const tokenFile = /^Administrator token .*: written to (.+)$/m;
-    while (!tokenFile.test(stdout)) {
+    // main.ts logs (JSON lines on stderr, NODE_ENV=production) "Identity gateway listening on <url>" and
+    // the file that holds the administrator token: "Administrator token (…): written to <DATA_DIR>/admin-token".
+    const tokenFile = /"Administrator token [^\n]*?: written to ([^"\n]+)"/;
+    while (!tokenFile.test(stderr)) {
       if (gone() || performance.now() - t0 > 70_000) throw failed('named no administrator token file');
       await sleep(10);
     }
-    const url = /listening on (\S+)/.exec(stdout)![1]!;
+    const url = /listening on (http[^\s"]+)/.exec(stderr)![1]!;
     if (!url.startsWith(origin)) throw new Error(`the gateway listens on ${url}, not on ${origin}`);
-    const target = { url, adminToken: readFileSync(tokenFile.exec(stdout)![1]!, 'utf8').trim() };
+    const target = { url, adminToken: readFileSync(tokenFile.exec(stderr)![1]!, 'utf8').trim() };
     let failures = 0;
     let sample: string | undefined;
     for (let i = 0; i < ME_REQUESTS; i++) {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSecureContext } from 'node:tls';
-import type { LogLevel } from './log.ts';
+import type { LogFormat, LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
 import { bool, ms, wholeNumber, type Env } from './config-values.ts';
 import { upstreamConfig, type UpstreamConfig } from './config-upstream.ts';
@@ -76,6 +76,10 @@ export interface Config {
   /** TRUSTED_DOCUMENTS (src/config-trusted-documents.ts): the GraphQL face then runs only these documents, by hash. */
   trustedDocuments?: TrustedDocuments;
   logLevel: LogLevel;
+  /** LOG_FORMAT: json or pretty; unset, pretty only at a terminal outside production (src/log.ts logFormatFor). */
+  logFormat?: LogFormat;
+  /** How often long work (an old log's import, the search backfill) reports its progress (PROGRESS_INTERVAL_MS). */
+  progressIntervalMs: number;
   /** AES-256-GCM key for OIDC client secrets (64 hex chars); quick start generates one in dataDir. */
   idpSecretKey?: string;
   /** ZITADEL_URL and its settings (src/config-upstream.ts): the GraphQL face in front of that API instead of our stores. */
@@ -154,6 +158,13 @@ function logLevel(v: string | undefined): LogLevel {
   return level;
 }
 
+function logFormat(v: string | undefined): LogFormat | undefined {
+  if (v === undefined || v.trim() === '') return undefined;
+  const format = v.trim().toLowerCase();
+  if (format !== 'json' && format !== 'pretty') throw new Error(`LOG_FORMAT: "${v}" is not a log format (json, pretty)`);
+  return format;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const smtpSecure = bool('SMTP_SECURE', env.SMTP_SECURE, false);
@@ -202,6 +213,8 @@ export function loadConfig(env: Env = process.env): Config {
     introspection: bool('INTROSPECTION', env.INTROSPECTION, !production),
     trustedDocuments: trustedDocuments(env),
     logLevel: logLevel(env.LOG_LEVEL),
+    logFormat: logFormat(env.LOG_FORMAT),
+    progressIntervalMs: ms('PROGRESS_INTERVAL_MS', env.PROGRESS_INTERVAL_MS, 5000, 1),
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
     upstream: upstreamConfig(env),
     samlMetadata: {

@@ -1,5 +1,7 @@
 // `npm start`: open the stores, make sure an administrator exists, serve.
 // A start that fails says why in one line on stderr (src/start-errors.ts) and exits 1.
+// The banner (where it listens, the storage, the administrator) is log lines like the rest,
+// on stderr: stdout carries nothing, so a collector reading both sees one format.
 import { writeAdminTokenFile } from './auth/admin-token-file.ts';
 import { createLocalTokenSigner } from './auth/tokens.ts';
 import { bootstrap } from './commands/bootstrap.ts';
@@ -25,12 +27,13 @@ async function startUpstream(config: Config) {
   const gateway = await createUpstreamGateway(config);
   opened = gateway;
   const { url, metricsUrl } = await gateway.listen();
-  const lines = [
-    `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
+  const log = (msg: string, fields: Record<string, unknown>) => gateway.logger.log('info', msg, fields);
+  log(`Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`, { url });
+  log(
     `In front of ${config.upstream!.url} over ${config.upstream!.transport === 'grpc' ? 'gRPC' : 'Connect'}; idempotency and rate limits: ${config.redis ? 'Redis' : 'memory'}`,
-    ...(metricsUrl ? [`Metrics (Prometheus) on ${metricsUrl}`] : []),
-  ];
-  process.stdout.write(lines.join('\n') + '\n');
+    { upstream: config.upstream!.url },
+  );
+  if (metricsUrl) log(`Metrics (Prometheus) on ${metricsUrl}`, { metricsUrl });
   handleSignals(config, gateway);
 }
 
@@ -44,22 +47,30 @@ async function start(config: Config) {
   const admin = await bootstrapWhenReachable(config, gateway);
   const { url, metricsUrl } = await gateway.listen();
 
-  const lines = [
-    `Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`,
+  const log = (msg: string, fields: Record<string, unknown>) => gateway.logger.log('info', msg, fields);
+  log(`Identity gateway listening on ${url}${config.graphiql ? ' (GraphiQL: open it in a browser)' : ''}`, { url });
+  log(
     `Storage: ${config.mongodbUrl ? 'MongoDB' : `embedded, in ${config.dataDir}`}; codes: ${config.redis ? (config.redis.kind === 'cluster' ? 'Redis Cluster' : 'Redis') : 'memory'}`,
-    ...(metricsUrl ? [`Metrics (Prometheus) on ${metricsUrl}`] : []),
+    { storage: config.mongodbUrl ? 'mongodb' : 'embedded' },
+  );
+  if (metricsUrl) log(`Metrics (Prometheus) on ${metricsUrl}`, { metricsUrl });
+  log(
     `Instance administrator: user id ${admin.adminUserId} (default organization ${admin.defaultOrgId})${admin.created ? ', created now' : ''}`,
-  ];
+    { adminUserId: admin.adminUserId, defaultOrgId: admin.defaultOrgId, created: admin.created },
+  );
   if (!config.jwksUrl) {
     // Written to a file on every start; shown only to a person at a terminal, and never with
-    // NODE_ENV=production: stdout that is not a terminal is a log, and logs get shipped.
+    // NODE_ENV=production: stderr that is not a terminal is a log, and logs get shipped. The
+    // token itself is no log line: it goes to the terminal alone, under the line naming it.
     const token = await createLocalTokenSigner(config).sign(admin.adminUserId);
     const file = await writeAdminTokenFile(config.dataDir, token);
     const about = `Administrator token (send as "Authorization: Bearer <token>"; valid 24 h)`;
-    if (!config.production && process.stdout.isTTY) lines.push(`${about}, also in ${file}:`, token);
-    else lines.push(`${about}: written to ${file}`);
+    const atTerminal = !config.production && process.stderr.isTTY;
+    // At a terminal the token follows its line directly: no fields after the colon.
+    if (atTerminal) gateway.logger.log('info', `${about}, also in ${file}:`);
+    else log(`${about}: written to ${file}`, { file });
+    if (atTerminal) process.stderr.write(`${token}\n`);
   }
-  process.stdout.write(lines.join('\n') + '\n');
   handleSignals(config, gateway);
 }
 

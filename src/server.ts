@@ -14,7 +14,7 @@ import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
 import { createHttpLayer } from './http/index.ts';
 import { jwksFace } from './http/jwks.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, logFormatFor, type Logger } from './log.ts';
 import { createPasswordHasher } from './model/passwords.ts';
 import { startNodeIds, type NodeIds } from './node-ids.ts';
 import { createNotifier, type DeliveryNotifier } from './notify/index.ts';
@@ -60,6 +60,7 @@ async function openDeps(config: Config, logger: Logger, metrics: GatewayMetrics,
     redis: metrics.redisObserver,
     mongoCommand: metrics.mongoCommand,
     stateRepaired: metrics.stateRepaired,
+    longWork: metrics.longWork,
   });
   const delivery = options.notifier ? null : await createNotifier(config, logger);
   // Leased in Redis or MongoDB so that no two gateways share one (src/node-ids.ts); refused: nothing stays open.
@@ -83,7 +84,7 @@ async function openDeps(config: Config, logger: Logger, metrics: GatewayMetrics,
 }
 
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, undefined, logFormatFor(config.logFormat, config.production));
   const metrics = createMetrics();
   const { stores, delivery, nodeIds, deps } = await openDeps(config, logger, metrics, options);
   const tokens = createTokenVerifier(config);

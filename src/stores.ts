@@ -10,6 +10,7 @@ import { createMemoryRateLimiter, createRedisRateLimiter } from './notify/rate-l
 import type { RateLimiter } from './notify/port.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
+import type { ProgressObserver } from './progress.ts';
 import { reducers } from './model/reducers.ts';
 import { userSearchFields } from './model/users.ts';
 import { restrictDataDir } from './data-dir.ts';
@@ -35,12 +36,15 @@ export interface StoreInstrumentation {
   mongoCommand?(command: string): void;
   /** A state document caught up by the MongoDB store's repair loop. */
   stateRepaired?(aggregateType: string): void;
+  /** How far long work at start is: an old log's import, the search backfill (src/progress.ts). */
+  longWork?: ProgressObserver;
 }
 
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
   const corrected = await restrictDataDir(config.dataDir);
   if (corrected.length > 0)
     logger.log('warn', 'data folder was readable by others: now owner-only', { dataDir: config.dataDir, corrected: corrected.length });
+  const progress = { intervalMs: config.progressIntervalMs, observe: instrument?.longWork };
   let store: EventStore = config.mongodbUrl
     ? // imported only when used: the driver costs memory the embedded quick start does not need
       await (
@@ -51,6 +55,8 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         readTimeoutMS: config.mongodbReadTimeoutMs,
         reducers,
         userFields: userSearchFields,
+        logger,
+        progress,
         onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
         repair:
           config.storeRepairIntervalMs > 0
@@ -65,6 +71,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         reducers,
         userFields: userSearchFields,
         logger,
+        progress,
         cacheBytes: config.snapshotCacheMb * 1024 * 1024,
       });
   // One connection attempt each (src/redis.ts: 1.5 s connect timeout); failed, the start stops naming the Redis variable.

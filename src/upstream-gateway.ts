@@ -10,7 +10,7 @@ import { createGraphQLFace, type GraphQLYoga } from './graphql/face.ts';
 import { createHttpLayer } from './http/index.ts';
 import { notServedFace } from './http/not-served.ts';
 import { createMetrics, type GatewayMetrics } from './http/metrics.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, logFormatFor, type Logger } from './log.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter } from './notify/rate-limit.ts';
 import { faceOperations, type OperationContext, type Operations } from './operations.ts';
 import { buildSchema } from './schema/index.ts';
@@ -36,7 +36,7 @@ export interface UpstreamGateway {
 export async function createUpstreamGateway(config: Config, options: { logger?: Logger } = {}): Promise<UpstreamGateway> {
   const settings = config.upstream;
   if (!settings) throw new Error('ZITADEL_URL is not set');
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, undefined, undefined, logFormatFor(config.logFormat, config.production));
   const metrics = createMetrics();
   const redis = config.redis;
   let rateLimiter = redis

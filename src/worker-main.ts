@@ -4,12 +4,12 @@
 // Gateways may then run with RUN_WORKER=false. Workers need the gateways'
 // CODE_HMAC_KEY: the queued codes are sealed under a key derived from it.
 import { loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
+import { createLogger, logFormatFor } from './log.ts';
 import { createNotifier } from './notify/index.ts';
 import { describeRedis } from './redis.ts';
 
 const config = loadConfig();
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, undefined, logFormatFor(config.logFormat, config.production));
 if (!config.redis) {
   process.stderr.write(
     'npm run worker needs REDIS_URL (or REDIS_CLUSTER_NODES, REDIS_SENTINELS): without it the queue lives inside the gateway process, whose own worker delivers.\n',

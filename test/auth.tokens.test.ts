@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { base64url, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { loadConfig, type Config } from '../src/config.ts';
@@ -12,8 +10,6 @@ import { AppError } from '../src/errors.ts';
 import { loadOrCreateLocalKey, loadOrCreateSecret } from '../src/auth/local-key.ts';
 import { createLocalTokenSigner, createTokenVerifier } from '../src/auth/tokens.ts';
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '..');
 const dirs: string[] = [];
 
 async function tempDir() {
@@ -195,29 +191,5 @@ describe('JWKS verification', () => {
   it('reports an unreachable JWKS as UNAVAILABLE, not as a bad token', async () => {
     const verifier = createTokenVerifier(configFor(await tempDir(), { jwksUrl: 'http://127.0.0.1:1/jwks.json' }));
     await expect(verifier.verify(`Bearer ${await issue('user-1')}`)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-  });
-});
-
-describe('npm run token', () => {
-  const cli = (args: string[], env: Record<string, string>) => {
-    const { JWKS_URL: _drop, ...base } = process.env;
-    return run('npx', ['tsx', 'src/cli/token.ts', ...args], { cwd: root, env: { ...base, ...env } });
-  };
-
-  it('prints a token the local verifier accepts', async () => {
-    const dataDir = await tempDir();
-    const { stdout } = await cli(['user-1'], { DATA_DIR: dataDir });
-    const token = stdout.trim();
-    const config = loadConfig({ DATA_DIR: dataDir });
-    expect(await createTokenVerifier(config).verify(`Bearer ${token}`)).toEqual({ userId: 'user-1' });
-  });
-
-  it('exits 2 without a user id and refuses with JWKS_URL', async () => {
-    const dataDir = await tempDir();
-    await expect(cli([], { DATA_DIR: dataDir })).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('usage') });
-    await expect(cli(['user-1'], { DATA_DIR: dataDir, JWKS_URL: 'http://127.0.0.1:1/jwks' })).rejects.toMatchObject({
-      code: 1,
-      stderr: expect.stringContaining('JWKS_URL'),
-    });
   });
 });

@@ -40,11 +40,12 @@ describe('the production bundle, as start:prod runs it', () => {
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const lines = createInterface({ input: child.stdout! });
+    // The banner is log lines on stderr (JSON: not a terminal).
+    const lines = createInterface({ input: child.stderr! });
     // NODE_ENV=production prints no token: it names the file (0600, in the data folder) that holds it.
     token = await new Promise<string>((resolve, reject) => {
       lines.on('line', (line) => {
-        const file = /^Administrator token .*: written to (.+)$/.exec(line);
+        const file = /^Administrator token .*: written to (.+)$/.exec(messageOf(line));
         if (file) resolve(readFileSync(file[1]!, 'utf8').trim());
       });
       child!.once('exit', (code) => reject(new Error(`the bundle exited with ${code}`)));
@@ -90,3 +91,12 @@ describe('the production bundle, as start:prod runs it', () => {
     expect((await wire.json()).user.id).toBe(me.data.me.id);
   });
 });
+
+/** The message of a JSON log line ('' for anything else). */
+function messageOf(line: string): string {
+  try {
+    return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+  } catch {
+    return '';
+  }
+}

@@ -1,6 +1,6 @@
 // The administrator token `npm start` mints (no JWKS_URL): written to DATA_DIR/admin-token
-// (0600) on every start; shown on stdout only to a person at a terminal outside production.
-// stdout that is a pipe (a log collector, docker logs, this test) and NODE_ENV=production
+// (0600) on every start; shown on stderr only to a person at a terminal outside production.
+// stderr that is a pipe (a log collector, docker logs, this test) and NODE_ENV=production
 // get the file's path instead, so the token never lands in a shipped log.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -16,16 +16,16 @@ const JWT = /ey[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/;
 describe('the administrator token of a start', () => {
   for (const [name, env] of [
     ['NODE_ENV=production', { NODE_ENV: 'production' }],
-    ['quick start, stdout not a terminal', {}],
+    ['quick start, stderr not a terminal', {}],
   ] as const) {
-    it(`${name}: in DATA_DIR/admin-token (0600), its path on stdout, the token in no output`, async () => {
+    it(`${name}: in DATA_DIR/admin-token (0600), its path in the log, the token in no output`, async () => {
       const gw = await spawnGateway({ env });
       try {
         const file = path.join(gw.dataDir, 'admin-token');
         expect(statSync(file).mode & 0o777).toBe(0o600);
         expect(readFileSync(file, 'utf8').trim()).toBe(gw.adminToken);
         // spawnGateway read it from the file that line names; stdout and the logs never held it.
-        expect(gw.stdout.join('\n')).toContain(`: written to ${file}`);
+        expect(gw.logs.join('\n')).toContain(`: written to ${file}`);
         expect(gw.stdout.join('\n')).not.toMatch(JWT);
         expect(gw.logs.join('\n')).not.toMatch(JWT);
         const me = await gw.post({ query: '{ me { id } }' });
@@ -70,7 +70,7 @@ function startOnTerminal(env: Record<string, string>, dataDir: string): Promise<
       DATA_DIR: dataDir,
       HOST: '127.0.0.1',
       PORT: '0',
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: 'info',
       ...env,
     },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -86,7 +86,11 @@ function startOnTerminal(env: Record<string, string>, dataDir: string): Promise<
       else reject(new Error(`script exited (${code}) before the banner:\n${out}`));
     });
     child.stdout.on('data', (c: Buffer) => {
-      out += c.toString('utf8').replace(/\r/g, '');
+      // Carriage returns of the terminal, and the colours of the readable log lines, left out.
+      out += c
+        .toString('utf8')
+        .replace(/\r/g, '')
+        .replace(/\x1b\[[0-9;]*m/g, '');
       // The banner's last line: the file's path, or (at a terminal outside production) the token after it.
       if (!seen && /Administrator token[^\n]*(?:written to [^\n]+\n|:\n[^\n]+\n)/.test(out)) {
         seen = true;

@@ -127,7 +127,7 @@ describe('a start that cannot succeed says why in one line and exits 1', { timeo
     const run = startMain({ MONGODB_URL: `mongodb://admin:hunter2@127.0.0.1:${port}/`, MONGODB_START_TIMEOUT_MS: '2000' });
     const line = await expectOneLineFailure(run, ['MONGODB_URL', `127.0.0.1:${port}`, 'MONGODB_START_TIMEOUT_MS'], 'hunter2');
     expect(line).toMatch(/ECONNREFUSED/);
-    expect(run.stdout.join('\n')).not.toMatch(/listening/);
+    expect([...run.stdout, ...run.stderr].join('\n')).not.toMatch(/listening/);
   });
 
   it('a port in use: PORT and HOST', async () => {
@@ -155,7 +155,7 @@ describeWith('mongo', 'a MongoDB that comes up while the start waits for it', (m
         await proxy.up();
         const listening = /listening on http:\/\/127\.0\.0\.1:\d+\/graphql/;
         try {
-          await expect.poll(() => run.stdout.join('\n'), { timeout: GIVE_UP_MS, interval: 200 }).toMatch(listening);
+          await expect.poll(() => run.stderr.join('\n'), { timeout: GIVE_UP_MS, interval: 200 }).toMatch(listening);
         } catch (err) {
           throw new Error(`${(err as Error).message}\nstderr:\n${run.stderr.join('\n')}`);
         }

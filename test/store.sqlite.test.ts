@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { SQLInputValue } from 'node:sqlite';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.ts';
 import { MAX_FILTER_VALUES } from '../src/commands/user-search-inputs.ts';
 import { reducers } from '../src/model/reducers.ts';
 import { userEvent, userSearchFields, type User, type UserAdded, type UserEvent } from '../src/model/users.ts';
@@ -189,15 +190,18 @@ describe('sqlite event store', () => {
     const oldOrg = reduceEvents(reducers.org, null, orgEvents);
     await appendFile(join(dir, LOG_FILE), '{"aggregateType":"user","aggre'); // torn by a crash
 
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    let store: SqliteStore;
-    try {
-      store = await createSqliteStore({ dataDir: dir, reducers, userFields: userSearchFields });
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('torn last line'));
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('imported the old event log'), expect.objectContaining({ events: 3 }));
-    } finally {
-      warn.mockRestore();
-    }
+    const lines: string[] = [];
+    const store: SqliteStore = await createSqliteStore({
+      dataDir: dir,
+      reducers,
+      userFields: userSearchFields,
+      logger: createLogger('info', (l) => lines.push(l)),
+    });
+    const logged = lines.map((l) => JSON.parse(l) as { level: string; msg: string; events?: number });
+    expect(logged).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringContaining('torn last line') }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: expect.stringContaining('imported the old event log'), events: 3 }),
+    );
     try {
       await expect(access(join(dir, LOG_FILE))).rejects.toThrow();
       await access(join(dir, `${LOG_FILE}.imported`));

@@ -27,7 +27,9 @@
 // shard key (an event's undo: aggregateType and aggregateId with its _id).
 import { randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, MongoClient, ObjectId, type Collection, type Db, type Document } from 'mongodb';
+import type { Logger } from '../src/log.ts';
 import { reducers } from '../src/model/reducers.ts';
+import { startProgress } from '../src/progress.ts';
 import { humanUserClaims, userEvents, userSearchFields, type User, type UserAdded } from '../src/model/users.ts';
 import { eventSequenceIndex, mongoConcerns, stateCollections } from '../src/store/mongo-shard-keys.ts';
 import { SEARCH_FIELD } from '../src/store/mongo-user-search.ts';
@@ -59,6 +61,8 @@ export type MongoBulkLoad = MongoBulkTarget & {
   batch?: number;
   /** Called after each batch with the number of users written so far. */
   onProgress?: (written: number) => void;
+  /** Count, rate and share done in this log every intervalMs (src/progress.ts; work bulk_load). */
+  progress?: { logger: Logger; intervalMs: number };
 };
 
 export interface MongoBulkLoaded {
@@ -121,6 +125,7 @@ export async function bulkLoadUsers(load: MongoBulkLoad): Promise<MongoBulkLoade
     const states = db.collection(stateCollections.user);
 
     const snapshots: Snapshot<User>[] = [];
+    const shown = load.progress && startProgress({ work: 'bulk_load', unit: 'users', total: load.users.length, ...load.progress });
     for (let from = 0; from < load.users.length; from += batchSize) {
       const now = new Date();
       const claimDocs: Document[] = [];
@@ -175,7 +180,9 @@ export async function bulkLoadUsers(load: MongoBulkLoad): Promise<MongoBulkLoade
         }
       }
       load.onProgress?.(Math.min(from + batchSize, load.users.length));
+      shown?.update(Math.min(from + batchSize, load.users.length));
     }
+    shown?.finish(load.users.length);
     return { snapshots };
   } finally {
     await client?.close();

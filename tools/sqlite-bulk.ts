@@ -18,6 +18,9 @@ import { reduceEvents } from '../src/store/reduce.ts';
 import { eventRow, searchRow, stateRow } from '../src/store/sqlite-rows.ts';
 import { DB_FILE, openDatabase, prepareWrites, writeAppend, type Writes } from '../src/store/sqlite-schema.ts';
 import { chmod, open } from 'node:fs/promises';
+import { createLogger, logFormatFor, type Logger } from '../src/log.ts';
+import { DEFAULT_PROGRESS_INTERVAL_MS, startProgress } from '../src/progress.ts';
+import { ms } from '../src/config-values.ts';
 
 export interface BulkLoad {
   dataDir: string;
@@ -30,6 +33,8 @@ export interface BulkLoad {
   tag?: string;
   instanceDomain?: string;
   onProgress?: (written: number) => void;
+  /** Count, rate and share done in this log every intervalMs (src/progress.ts; work bulk_load). */
+  progress?: { logger: Logger; intervalMs: number };
 }
 
 export interface BulkLoaded {
@@ -142,6 +147,7 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
         claims: [`orgDomain:${dns}`, `orgName:${name.toLowerCase()}`],
       });
     });
+    const shown = options.progress && startProgress({ work: 'bulk_load', unit: 'users', total: users, ...options.progress });
     const sampleEvery = Math.max(1, Math.floor(users / 1000));
     const sampleUserIds: string[] = [];
     for (let i = 0; i < users; i++) {
@@ -159,12 +165,14 @@ export async function bulkLoadUsers(options: BulkLoad): Promise<BulkLoaded> {
       if ((i + 1) % batch === 0) {
         db.exec('COMMIT');
         options.onProgress?.(i + 1);
+        shown?.update(i + 1);
         await setImmediate();
         db.exec('BEGIN');
       }
     }
     db.exec('COMMIT');
     db.exec('PRAGMA synchronous = FULL; PRAGMA wal_checkpoint(TRUNCATE)');
+    shown?.finish(users);
     return { orgIds, sampleUserIds };
   } finally {
     if (db.isTransaction) db.exec('ROLLBACK');
@@ -178,12 +186,11 @@ if (import.meta.main) {
     process.stderr.write('usage: node --import tsx tools/sqlite-bulk.ts <dataDir> <users> [orgs]\n');
     process.exit(2);
   }
-  const started = Date.now();
-  await bulkLoadUsers({
-    dataDir,
-    users: Number(users),
-    orgs: orgs ? Number(orgs) : undefined,
-    onProgress: (n) => process.stderr.write(`\r${n} users, ${((Date.now() - started) / 1000).toFixed(1)} s`),
-  });
-  process.stderr.write(`\n${users} users written to ${join(dataDir, DB_FILE)} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  // Logged as the gateway logs (LOG_FORMAT, PROGRESS_INTERVAL_MS), so the same collector reads both.
+  const env = process.env;
+  const format = env.LOG_FORMAT === 'json' || env.LOG_FORMAT === 'pretty' ? env.LOG_FORMAT : undefined;
+  const logger = createLogger('info', undefined, undefined, logFormatFor(format, env.NODE_ENV === 'production'));
+  const intervalMs = ms('PROGRESS_INTERVAL_MS', env.PROGRESS_INTERVAL_MS, DEFAULT_PROGRESS_INTERVAL_MS, 1);
+  await bulkLoadUsers({ dataDir, users: Number(users), orgs: orgs ? Number(orgs) : undefined, progress: { logger, intervalMs } });
+  logger.log('info', `${users} users written to ${join(dataDir, DB_FILE)}`);
 }

@@ -6,6 +6,7 @@
 //   gateway_store_duration_seconds{backend,operation,outcome}               event store calls (MongoDB or embedded)
 //   gateway_mongodb_commands_total{command}                                 commands sent to MongoDB (find, insert, update, ...)
 //   gateway_store_repaired_total{aggregate_type}                            state documents caught up by the repair loop
+//   gateway_long_work_done{work}, gateway_long_work_ratio{work}              long work at start (src/progress.ts): items done, share done 0..1; work: log_import, user_search_backfill
 //   gateway_redis_duration_seconds{component,operation,outcome}             Redis calls: codes, rate_limit, idempotency
 //   gateway_rate_limited_total{scope}, gateway_rate_limiter_unavailable_total
 //   gateway_idempotency_total{outcome}
@@ -44,6 +45,8 @@ export interface GatewayMetrics {
   mongoCommand(command: string): void;
   /** A state document the store's repair loop caught up (src/store/mongo.ts). */
   stateRepaired(aggregateType: string): void;
+  /** How far long work is (src/progress.ts): an old log's import, the search backfill. */
+  longWork(work: string, done: number, share: number): void;
   rateLimited(scope: 'caller' | 'ip'): void;
   rateLimiterUnavailable(): void;
   idempotency(outcome: string): void;
@@ -204,6 +207,18 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ['aggregate_type'] as const,
     registers: [registry],
   });
+  const workDone = new Gauge({
+    name: 'gateway_long_work_done',
+    help: 'Items done by long work (log_import: events; user_search_backfill: users), as last reported (PROGRESS_INTERVAL_MS).',
+    labelNames: ['work'] as const,
+    registers: [registry],
+  });
+  const workRatio = new Gauge({
+    name: 'gateway_long_work_ratio',
+    help: 'Share of long work done, 0 to 1 (1 once it has finished), as last reported.',
+    labelNames: ['work'] as const,
+    registers: [registry],
+  });
   const limited = new Counter({
     name: 'gateway_rate_limited_total',
     help: 'Requests answered 429.',
@@ -250,6 +265,10 @@ export function createMetrics(): GatewayMetrics {
       redis.observe({ component, operation, outcome: ok ? 'ok' : 'error' }, seconds),
     mongoCommand: (command) => mongoCommands.inc({ command }),
     stateRepaired: (aggregateType) => repaired.inc({ aggregate_type: aggregateType }),
+    longWork: (work, done, share) => {
+      workDone.set({ work }, done);
+      workRatio.set({ work }, share);
+    },
     rateLimited: (scope) => limited.inc({ scope }),
     rateLimiterUnavailable: () => limiterDown.inc(),
     idempotency: (outcome) => idem.inc({ outcome }),

@@ -3,6 +3,9 @@
 // (a torn last line dropped, a corrupt one refused); only the snapshots stay in memory
 // meanwhile, as they did in the old store.
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import type { Logger } from '../log.ts';
+import { startProgress, type ProgressObserver } from '../progress.ts';
 import { mapDeep, untag } from './json-tags.ts';
 import type { AggregateType, Reducers, Snapshot, StoredEvent, UserProjection } from './port.ts';
 import { reduceEvents } from './reduce.ts';
@@ -42,10 +45,15 @@ export interface LogImport {
   userFields?: UserProjection;
   /** A request to the SQLite worker. */
   call: (req: Request) => Promise<unknown>;
+  logger: Logger;
+  /** How often the import logs how far it is (PROGRESS_INTERVAL_MS), and who else is told (metrics). */
+  progress: { intervalMs: number; observe?: ProgressObserver };
 }
 
+export const IMPORT_WORK = 'log_import';
+
 /** Returns how many events were imported. */
-export async function importLog({ path, reducers, userFields, call }: LogImport): Promise<number> {
+export async function importLog({ path, reducers, userFields, call, logger, progress }: LogImport): Promise<number> {
   const snapshots = new Map<string, { type: AggregateType; snapshot: Snapshot<unknown> }>();
   let rows: EventRow[] = [];
   let count = 0;
@@ -67,10 +75,15 @@ export async function importLog({ path, reducers, userFields, call }: LogImport)
     }
   };
 
+  // Share done by bytes read: the events of a log are known only once it is read.
+  const size = (await stat(path)).size;
+  let bytesRead = 0;
+  const shown = startProgress({ work: IMPORT_WORK, unit: 'events', logger, ...progress, fields: { from: path } });
   await call({ op: 'importBegin' });
   try {
     let rest = Buffer.alloc(0);
     for await (const chunk of createReadStream(path)) {
+      bytesRead += (chunk as Buffer).length;
       const data = rest.length > 0 ? Buffer.concat([rest, chunk as Buffer]) : (chunk as Buffer);
       let start = 0;
       for (let end = data.indexOf(0x0a); end !== -1; end = data.indexOf(0x0a, start)) {
@@ -82,9 +95,10 @@ export async function importLog({ path, reducers, userFields, call }: LogImport)
         await call({ op: 'importEvents', events: rows });
         rows = [];
       }
+      shown.update(count, size > 0 ? bytesRead / size : 1);
     }
     // Text after the last newline is a write torn by a crash: the old store dropped it too.
-    if (rest.length > 0) console.warn(`sqlite store: not importing a torn last line (${rest.length} bytes) of ${path}`);
+    if (rest.length > 0) logger.log('warn', 'not importing a torn last line of the old event log', { bytes: rest.length, from: path });
     await call({ op: 'importEvents', events: rows });
     let states = [];
     for (const { type, snapshot } of snapshots.values()) {
@@ -96,6 +110,7 @@ export async function importLog({ path, reducers, userFields, call }: LogImport)
     }
     await call({ op: 'importStates', states });
     await call({ op: 'importEnd', commit: true, from: path });
+    shown.finish(count);
   } catch (e) {
     await call({ op: 'importEnd', commit: false, from: path }).catch(() => {});
     throw e;

@@ -6,7 +6,7 @@ import type { ObjectId } from 'mongodb';
 import type { MongoClaims } from './mongo-claims.ts';
 import { duplicateOfId, isDuplicate, type MongoConnection } from './mongo-connection.ts';
 import type { EventDoc } from './mongo-docs.ts';
-import { warnNotSaved, type MongoStates } from './mongo-states.ts';
+import type { MongoStates } from './mongo-states.ts';
 import {
   ConcurrencyError,
   type AppendOptions,
@@ -105,7 +105,7 @@ export function createMongoAppend(
       const snapshot = reduceEvents<S>(reducers[aggregateType], current, [stored])!;
       // The event is committed: the answer stands even if the state write fails.
       await states.saveState(aggregateType, snapshot).catch((e: unknown) => {
-        warnNotSaved(aggregateType, aggregateId, e);
+        states.warnNotSaved(aggregateType, aggregateId, e);
         states.repairLater(aggregateType, aggregateId, current);
         return false;
       });

@@ -6,6 +6,8 @@
 //   shard keys  the hashed indexes of the plan (mongo-shard-keys.ts) that sh.shardCollection
 //               needs on a non-empty collection; none on a server without hashed indexes
 import { MongoServerError } from 'mongodb';
+import type { Logger } from '../log.ts';
+import type { ProgressObserver } from '../progress.ts';
 import type { MongoConnection } from './mongo-connection.ts';
 import { eventCreatedAtIndex, SHARD_KEY_INDEX, shardPlan, stateCollections } from './mongo-shard-keys.ts';
 import { backfillUserSearch, ensureUserSearchIndexes } from './mongo-user-search.ts';
@@ -36,12 +38,17 @@ function once<T>(start: () => Promise<T>): () => Promise<T> {
     }));
 }
 
-export function createMongoIndexes(conn: MongoConnection, userFields: UserProjection | undefined): MongoIndexes {
+export function createMongoIndexes(
+  conn: MongoConnection,
+  userFields: UserProjection | undefined,
+  logger: Logger,
+  progress: { intervalMs: number; observe?: ProgressObserver },
+): MongoIndexes {
   const search = once(() =>
     conn.inBackground(async () => {
       const users = conn.db.collection(stateCollections.user);
       await ensureUserSearchIndexes(users);
-      await backfillUserSearch(users, userFields!);
+      await backfillUserSearch(users, userFields!, { logger, ...progress });
     }),
   );
   const prepareSearch = () => (userFields ? search() : Promise.reject(new Error('mongo store: user search needs the userFields option')));
@@ -85,9 +92,10 @@ export function createMongoIndexes(conn: MongoConnection, userFields: UserProjec
       ensureCreatedAt().catch(() => {}); // awaited (and retried) by the repair loop
       prepareShardKeys().catch((e: unknown) => {
         if (conn.closed) return; // closed before they were built: nothing to say
-        console.warn(
-          'mongo store: shard key indexes not built (sharding a non-empty collection needs them; docs/sharding.md); retried by the next start:',
-          (e as Error).message,
+        logger.log(
+          'warn',
+          'mongo store: shard key indexes not built (sharding a non-empty collection needs them; docs/sharding.md); retried by the next start',
+          { error: (e as Error).message },
         );
       });
     },

@@ -10,6 +10,7 @@
 // commands are not reported to onCommand listeners (they are not requests): `stats`
 // counts its work.
 import type { Collection, Filter, ObjectId } from 'mongodb';
+import type { Logger } from '../log.ts';
 import type { EventDoc, StateDoc } from './mongo-docs.ts';
 import { stateCollections } from './mongo-shard-keys.ts';
 import type { AggregateType, Snapshot } from './port.ts';
@@ -60,6 +61,7 @@ export interface RepairDeps {
   /** Runs a pass as the store runs its calls (connected first), in its background context. */
   runInBackground: (pass: () => Promise<void>) => Promise<void>;
   isClosed: () => boolean;
+  logger: Logger;
 }
 
 export interface RepairLoop {
@@ -78,7 +80,7 @@ interface Newest {
 }
 
 /** Counts a failure and logs it, at most once per 10 s (with how many were not logged since). */
-function failureReport(stats: RepairStats, isClosed: () => boolean): (e: unknown, what?: string) => void {
+function failureReport(stats: RepairStats, isClosed: () => boolean, logger: Logger): (e: unknown, what?: string) => void {
   let lastRepairLog = 0;
   let unlogged = 0;
   return (e, what = 'pass') => {
@@ -89,9 +91,12 @@ function failureReport(stats: RepairStats, isClosed: () => boolean): (e: unknown
       unlogged++;
       return;
     }
-    const more = unlogged > 0 ? ` (${unlogged} more failures since the last report)` : '';
     const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : '';
-    console.warn(`mongo store: state repair ${what} failed${more}; retried:`, e instanceof Error ? `${e.message}${cause}` : e);
+    logger.log('warn', `mongo store: state repair ${what} failed; retried`, {
+      error: e instanceof Error ? `${e.message}${cause}` : String(e),
+      // failures since the last report that were not logged
+      unlogged,
+    });
     [lastRepairLog, unlogged] = [now, 0];
   };
 }
@@ -167,7 +172,7 @@ export function createRepairLoop(options: RepairOptions | false | undefined, dep
   let seenNow = new Map<string, number>();
   let seenBefore = new Map<string, number>();
 
-  const repairFailed = failureReport(stats, deps.isClosed);
+  const repairFailed = failureReport(stats, deps.isClosed, deps.logger);
 
   /**
    * Catches one state document up from its events. A document that caught up

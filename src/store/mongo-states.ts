@@ -2,6 +2,7 @@
 // folded, written conditionally on sequence after each event; caught up from the events
 // when behind (after a conflict, or a write lost to a crash or a failed update); and a
 // failed write repaired in the background while the process lives.
+import type { Logger } from '../log.ts';
 import type { EventDoc, StateDoc } from './mongo-docs.ts';
 import { isDuplicate, type MongoConnection } from './mongo-connection.ts';
 import { SEARCH_FIELD } from './mongo-user-search.ts';
@@ -28,6 +29,8 @@ export interface MongoStates {
   repairLater(type: AggregateType, id: string, base: Snapshot<unknown> | null): void;
   /** Drops the repairs not yet run (close). */
   cancelRepairs(): void;
+  /** Logs a state write that failed: the events are the truth, the document catches up later. */
+  warnNotSaved(type: AggregateType, id: string, e: unknown): void;
 }
 
 export function toEvent(doc: EventDoc): StoredEvent {
@@ -40,11 +43,19 @@ export function toSnapshot<S>(doc: StateDoc): Snapshot<S> {
   return { id: _id, state: state as S, sequence, resourceOwner, creationDate, changeDate };
 }
 
-export function warnNotSaved(type: AggregateType, id: string, e: unknown): void {
-  console.warn(`mongo store: state document of ${type} ${id} not updated (caught up on its next write):`, (e as Error).message);
-}
+export function createMongoStates(
+  conn: MongoConnection,
+  reducers: Reducers,
+  userFields: UserProjection | undefined,
+  logger: Logger,
+): MongoStates {
+  const warnNotSaved = (aggregateType: AggregateType, aggregateId: string, e: unknown) =>
+    logger.log('warn', 'mongo store: state document not updated (caught up on its next write)', {
+      aggregateType,
+      aggregateId,
+      error: (e as Error).message,
+    });
 
-export function createMongoStates(conn: MongoConnection, reducers: Reducers, userFields: UserProjection | undefined): MongoStates {
   // A user's searchable fields go with its state, in the same update: no extra round trip.
   const withSearch = (type: AggregateType, fields: Omit<Snapshot<unknown>, 'id'>) =>
     type === 'user' && userFields ? { ...fields, [SEARCH_FIELD]: userFields(fields.state) } : fields;
@@ -129,5 +140,6 @@ export function createMongoStates(conn: MongoConnection, reducers: Reducers, use
       for (const timer of repairs) clearTimeout(timer);
       repairs.clear();
     },
+    warnNotSaved,
   };
 }

@@ -3,6 +3,8 @@
 // state (mongo.ts saveState), so catch-up and repair keep it right. Here: the indexes,
 // the queries, and the backfill of documents written before the fields existed.
 import type { Collection, Document, Filter, IndexDescription, Sort } from 'mongodb';
+import type { Logger } from '../log.ts';
+import { startProgress, type ProgressObserver } from '../progress.ts';
 import type { UserProjection } from './port.ts';
 import type { TextMatch, UserConditions, UserFilter, UserKey, UserSearch, UserSortField } from './read-models.ts';
 
@@ -119,14 +121,34 @@ export function userSearchQuery(search: UserSearch): { filter: Filter<Document>;
   return { filter: and(all), sort: { [path]: direction, _id: direction }, ...(hint && { hint }) };
 }
 
+export const BACKFILL_WORK = 'user_search_backfill';
+
+/** Where the backfill's progress goes. */
+export interface BackfillReport {
+  logger: Logger;
+  intervalMs: number;
+  observe?: ProgressObserver;
+}
+
 /**
  * Gives `search` to the user state documents written before it existed (an upgrade),
  * in _id order, each write conditional on the sequence it was computed from (a newer
  * document was written by saveState, with its fields).
  */
-export async function backfillUserSearch(users: Collection<Document>, project: UserProjection, batch = 500): Promise<number> {
+export async function backfillUserSearch(
+  users: Collection<Document>,
+  project: UserProjection,
+  report: BackfillReport,
+  batch = 500,
+): Promise<number> {
   let done = 0;
+  let seen = 0;
   let last: unknown;
+  // Counted first, so that a long backfill (an upgrade of a large database) says how far it is;
+  // nothing is logged when there is nothing to do (every start after the first).
+  const total = await users.countDocuments({ [SEARCH_FIELD]: { $exists: false } });
+  if (total === 0) return 0;
+  const progress = startProgress({ work: BACKFILL_WORK, unit: 'users', total, ...report });
   for (;;) {
     const missing: Document = { [SEARCH_FIELD]: { $exists: false }, ...(last !== undefined && { _id: { $gt: last } }) };
     const docs = await users
@@ -137,8 +159,12 @@ export async function backfillUserSearch(users: Collection<Document>, project: U
     for (const doc of docs) {
       const result = await users.updateOne({ _id: doc._id, sequence: doc.sequence }, { $set: { [SEARCH_FIELD]: project(doc.state) } });
       done += result.modifiedCount;
+      progress.update(++seen);
     }
-    if (docs.length < batch) return done;
+    if (docs.length < batch) {
+      progress.finish(seen);
+      return done;
+    }
     last = docs.at(-1)!._id;
   }
 }

@@ -30,6 +30,8 @@
 // whatever MONGODB_URL says. After connect, off the request path, the store builds the
 // plan's other indexes, the hashed shard key ones included (not on FerretDB: it has none).
 import { UnavailableError } from '../errors.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { DEFAULT_PROGRESS_INTERVAL_MS, type ProgressObserver } from '../progress.ts';
 import { createMongoAppend } from './mongo-append.ts';
 import { createMongoClaims } from './mongo-claims.ts';
 import { createMongoConnection, isUnavailable, type InspectedCommand, type MongoCommandListener } from './mongo-connection.ts';
@@ -64,6 +66,10 @@ export interface MongoStoreOptions {
   repair?: RepairOptions | false;
   /** What user searches look at (src/model/users.ts userSearchFields); without it searchUsers and countUsers throw. */
   userFields?: UserProjection;
+  /** Where its warnings and the search backfill's progress go; default: JSON lines on stderr. */
+  logger?: Logger;
+  /** How often the search backfill reports (PROGRESS_INTERVAL_MS; default 5 s), and who else is told (metrics). */
+  progress?: { intervalMs?: number; observe?: ProgressObserver };
 }
 
 export interface MongoEventStore extends EventStore {
@@ -90,8 +96,10 @@ export type { InspectedCommand, MongoCommandEvent, MongoCommandListener } from '
 
 export async function createMongoStore(options: MongoStoreOptions): Promise<MongoEventStore> {
   const conn = createMongoConnection(options, () => indexes.startAll());
-  const indexes = createMongoIndexes(conn, options.userFields);
-  const states = createMongoStates(conn, options.reducers, options.userFields);
+  const logger = options.logger ?? createLogger();
+  const progress = { intervalMs: options.progress?.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, observe: options.progress?.observe };
+  const indexes = createMongoIndexes(conn, options.userFields, logger, progress);
+  const states = createMongoStates(conn, options.reducers, options.userFields, logger);
   const claims = createMongoClaims(conn, options.claimGraceMs ?? 30_000);
 
   // A state document left behind its events by a crash is caught up within about graceMs +
@@ -105,6 +113,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     isUnavailable,
     runInBackground: (pass) => conn.inBackground(() => conn.run(pass)),
     isClosed: () => conn.closed,
+    logger,
   });
 
   const store: MongoEventStore = {
@@ -145,7 +154,7 @@ export async function createMongoStore(options: MongoStoreOptions): Promise<Mong
     await conn.run(async () => {});
   } catch (e) {
     if (!(e instanceof UnavailableError)) throw e;
-    console.warn('mongo store: server unreachable at start; operations fail until it answers');
+    logger.log('warn', 'mongo store: server unreachable at start; operations fail until it answers');
   }
   repairLoop.start(); // the startup sweep, then every interval
   return store;

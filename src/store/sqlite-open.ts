@@ -4,6 +4,8 @@
 import { access, chmod, open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FILE_MODE, makeDataDir } from '../data-dir.ts';
+import type { Logger } from '../log.ts';
+import type { ProgressObserver } from '../progress.ts';
 import { importLog, LOG_FILE } from './log-import.ts';
 import type { Reducers, UserProjection } from './port.ts';
 import { startSqliteWorker, type SqliteClient } from './sqlite-client.ts';
@@ -21,11 +23,12 @@ export interface OpenSqlite {
   dataDir: string;
   reducers: Reducers;
   userFields?: UserProjection;
-  warn: (msg: string, fields?: Record<string, unknown>) => void;
+  logger: Logger;
+  progress: { intervalMs: number; observe?: ProgressObserver };
 }
 
 /** The worker, its database open (and an old log imported): the caller closes it. */
-export async function openSqlite({ dataDir, reducers, userFields, warn }: OpenSqlite): Promise<SqliteClient> {
+export async function openSqlite({ dataDir, reducers, userFields, logger, progress }: OpenSqlite): Promise<SqliteClient> {
   await makeDataDir(dataDir);
   const path = join(dataDir, DB_FILE);
   // Created owner-only before SQLite opens it: its -wal file gets the same mode.
@@ -52,8 +55,8 @@ export async function openSqlite({ dataDir, reducers, userFields, warn }: OpenSq
     if (!empty && !importedFrom) throw new Error(`${log} and ${path} both hold events: move one away`);
     const target = log + IMPORTED_SUFFIX;
     if (await exists(target)) throw new Error(`${log} is to be renamed to ${target}, which exists: move one away`);
-    const count = empty ? await importLog({ path: log, reducers, userFields, call: worker.call }) : 0;
+    const count = empty ? await importLog({ path: log, reducers, userFields, call: worker.call, logger, progress }) : 0;
     await rename(log, target);
-    warn(`imported the old event log into ${DB_FILE} and renamed it`, { events: count, from: log, to: target });
+    logger.log('warn', `imported the old event log into ${DB_FILE} and renamed it`, { events: count, from: log, to: target });
   }
 }

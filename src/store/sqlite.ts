@@ -19,7 +19,8 @@
 // By concern: opening the folder and importing an old log (sqlite-open.ts), what memory holds
 // (sqlite-memory.ts), the append and its group commit (sqlite-append.ts), the reads
 // (sqlite-reads.ts); the worker's side in sqlite-worker.ts and sqlite-schema.ts.
-import type { Logger } from '../log.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { DEFAULT_PROGRESS_INTERVAL_MS, type ProgressObserver } from '../progress.ts';
 import type { EventStore, Reducers, UserProjection } from './port.ts';
 import { createSqliteAppend } from './sqlite-append.ts';
 import { createSqliteMemory, type SqliteStats } from './sqlite-memory.ts';
@@ -35,7 +36,10 @@ export interface SqliteStoreOptions {
   cacheEntries?: number;
   /** What the snapshots in memory may weigh, as the length of their states' JSON. */
   cacheBytes?: number;
+  /** Where its warnings and an import's progress go; default: JSON lines on stderr. */
   logger?: Logger;
+  /** How often an old log's import reports (PROGRESS_INTERVAL_MS; default 5 s), and who else is told (metrics). */
+  progress?: { intervalMs?: number; observe?: ProgressObserver };
 }
 
 export interface SqliteStore extends EventStore {
@@ -52,9 +56,13 @@ export const DEFAULT_CACHE_BYTES = 32 * 1024 * 1024;
 
 export async function createSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   const { dataDir, reducers, userFields } = options;
-  const warn = (msg: string, fields?: Record<string, unknown>) =>
-    options.logger ? options.logger.log('warn', msg, fields) : console.warn(`sqlite store: ${msg}`, fields ?? '');
-  const worker = await openSqlite({ dataDir, reducers, userFields, warn });
+  const worker = await openSqlite({
+    dataDir,
+    reducers,
+    userFields,
+    logger: options.logger ?? createLogger(),
+    progress: { intervalMs: options.progress?.intervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, observe: options.progress?.observe },
+  });
 
   const memory = createSqliteMemory({
     maxEntries: options.cacheEntries ?? DEFAULT_CACHE_ENTRIES,

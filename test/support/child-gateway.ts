@@ -26,7 +26,7 @@ export interface ChildGateway {
   child: ChildProcess;
   /** Log lines (stderr), as they come. */
   logs: string[];
-  /** What it printed on stdout (the start banner), as it comes. */
+  /** What it printed on stdout (nothing: the start banner is log lines on stderr), as it comes. */
   stdout: string[];
   /** Resolves with the exit code (or the signal name) once the process is gone. */
   exited: Promise<number | string>;
@@ -70,7 +70,8 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       })
     : spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => logs.push(line));
+  const stderrLines = createInterface({ input: child.stderr! });
+  stderrLines.on('line', (line) => logs.push(line));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
 
   const out: string[] = [];
@@ -86,15 +87,17 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       clearTimeout(timer);
       reject(new Error(`gateway exited (${code}) while starting:\n${out.join('\n')}\n${logs.slice(-20).join('\n')}`));
     });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      out.push(line);
+    createInterface({ input: child.stdout! }).on('line', (line) => out.push(line));
+    // The banner is log lines on stderr, JSON since stderr is no terminal here.
+    stderrLines.on('line', (raw) => {
+      const line = messageOf(raw);
       const listening = /listening on (http:\/\/\S+\/graphql)/.exec(line);
       if (listening) url = listening[1]!;
       const metrics = /^Metrics \(Prometheus\) on (\S+)/.exec(line);
       if (metrics) metricsUrl = metrics[1]!;
       const admin = /user id (\d+)/.exec(line);
       if (admin) adminId = admin[1]!;
-      // stdout is not a terminal: the token is in the file this line names, never on stdout.
+      // stderr is not a terminal: the token is in the file this line names, never in the log.
       const tokenFile = /^Administrator token .*: written to (.+)$/.exec(line);
       if (tokenFile) {
         clearTimeout(timer);
@@ -134,4 +137,13 @@ export async function spawnGateway(options: SpawnOptions = {}): Promise<ChildGat
       return code;
     },
   };
+}
+
+/** The message of a JSON log line ('' for anything else). */
+function messageOf(line: string): string {
+  try {
+    return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+  } catch {
+    return '';
+  }
 }
