@@ -26,7 +26,7 @@ const MODEL = '^src/model/';
 const STORE_PORT = '^src/store/(port|read-models|weight)\\.ts$';
 const PORTS = `${STORE_PORT}|^src/(codes|notify)/port\\.ts$`;
 const ADAPTERS = '^src/(store|codes|notify)/';
-const SHARED = '^src/(auth/|net/|proto/|(config|errors|log|limits|timed|data-dir|redis|start-errors)\\.ts$)';
+const SHARED = '^src/(auth/|net/|proto/|tracing/|(config|errors|log|limits|timed|data-dir|redis|start-errors)\\.ts$)';
 
 // Packages by what they are (resolved paths, or bare names when a package does not resolve).
 const pkg = (names) => `(^|node_modules/)(${names})(/|$)`;
