@@ -6,7 +6,9 @@
 // is a span of its own, and the upstream continues the trace.
 import { randomBytes } from 'node:crypto';
 import { createGrpcTransport } from '@connectrpc/connect-node';
+import { trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tracingOn } from '../src/tracing/spans.ts';
 import { createLogger } from '../src/log.ts';
 import { loadConfig } from '../src/config.ts';
 import { createUpstreamGateway, type UpstreamGateway } from '../src/upstream-gateway.ts';
@@ -38,6 +40,26 @@ const valuesOf = (span: JaegerSpan) => [
 ];
 
 const jaegerBin = findJaegerBinary();
+
+describe('without an OTLP endpoint', () => {
+  it('nothing is registered: spans are the API no-op, the edge and the clients are not wrapped', async () => {
+    const gw = await startGateway();
+    try {
+      expect(gw.config.tracing).toBeNull();
+      expect(tracingOn()).toBe(false);
+      expect(trace.getTracer('probe').startSpan('probe').isRecording()).toBe(false);
+      const caller = callerSpan();
+      const res = await gw.send(
+        UpdateHumanProfileDocument,
+        { input: { userId: gw.adminId, firstName: 'Off', lastName: 'Line' } },
+        { headers: { traceparent: caller.traceparent } },
+      );
+      expect(res.errors).toBeUndefined();
+    } finally {
+      await gw.close();
+    }
+  });
+});
 
 describeRequiring(jaegerBin, 'jaeger not found (scripts/install-jaeger.sh)', 'tracing into a real collector', (bin) => {
   let jaeger: Jaeger;
