@@ -2,7 +2,7 @@
 // bench hand the gateway an environment of their own, so the SDK's own reading of process.env
 // would miss them). An OTLP endpoint turns tracing on; without one nothing is registered and
 // every span call stays the API's no-op (src/tracing/).
-import type { Env } from './config-values.ts';
+import { ms, type Env } from './config-values.ts';
 
 export type SamplerName =
   'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
@@ -28,6 +28,8 @@ export interface TracingConfig {
   /** OTEL_TRACES_SAMPLER (default parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (the ratio, default 1). */
   sampler: SamplerName;
   ratio: number;
+  /** OTEL_BSP_SCHEDULE_DELAY: the batch span processor's delay between exports, in ms (default 5000). */
+  scheduleDelayMs: number;
 }
 
 /** key=value pairs separated by commas, values percent-decoded (the OTel environment's format). */
@@ -92,6 +94,7 @@ export function tracingConfig(env: Env): TracingConfig | null {
     },
     serviceName: env.OTEL_SERVICE_NAME?.trim() || 'identity-gateway',
     resourceAttributes: pairs('OTEL_RESOURCE_ATTRIBUTES', env.OTEL_RESOURCE_ATTRIBUTES),
+    scheduleDelayMs: ms('OTEL_BSP_SCHEDULE_DELAY', env.OTEL_BSP_SCHEDULE_DELAY, 5000, 1),
     ...sampler(env),
   };
 }

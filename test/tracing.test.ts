@@ -40,6 +40,46 @@ const valuesOf = (span: JaegerSpan) => [
 ];
 
 const jaegerBin = findJaegerBinary();
+/** Spans exported every 200 ms instead of every 5 s: the polls below end sooner. */
+const QUICK_EXPORT = { OTEL_BSP_SCHEDULE_DELAY: '200' };
+
+describe('the OTEL_* settings', () => {
+  const settings = (env: Record<string, string>) => loadConfig({ ...TEST_DEFAULTS, ...env }).tracing;
+
+  it('the endpoint turns tracing on, with the standard defaults; the traces endpoint wins and is used as is', () => {
+    expect(settings({})).toBeNull();
+    expect(settings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toMatchObject({
+      url: 'http://collector:4318/v1/traces',
+      serviceName: 'identity-gateway',
+      sampler: 'parentbased_always_on',
+      ratio: 1,
+      scheduleDelayMs: 5000,
+      headers: {},
+    });
+    expect(
+      settings({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b/traces',
+        OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%3Dcret,x=1',
+      }),
+    ).toMatchObject({ url: 'https://b/traces', headers: { 'api-key': 's=cret', x: '1' } });
+  });
+
+  it('OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER=none turn it off; a malformed value stops the start naming the variable', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    expect(settings({ ...on, OTEL_SDK_DISABLED: 'true' })).toBeNull();
+    expect(settings({ ...on, OTEL_TRACES_EXPORTER: 'none' })).toBeNull();
+    expect(settings({ ...on, OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.25' })).toMatchObject({
+      sampler: 'traceidratio',
+      ratio: 0.25,
+    });
+    expect(() => settings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => settings({ ...on, OTEL_TRACES_SAMPLER: 'sometimes' })).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() => settings({ ...on, OTEL_TRACES_SAMPLER_ARG: '2' })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => settings({ ...on, OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER/);
+    expect(() => settings({ ...on, OTEL_EXPORTER_OTLP_HEADERS: 'novalue' })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
+  });
+});
 
 describe('without an OTLP endpoint', () => {
   it('nothing is registered: spans are the API no-op, the edge and the clients are not wrapped', async () => {
@@ -75,7 +115,12 @@ describeRequiring(jaegerBin, 'jaeger not found (scripts/install-jaeger.sh)', 'tr
     const traceIds: string[] = [];
     beforeAll(async () => {
       gw = await startGateway({
-        env: { REDIS_URL: redisUrl, OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_SERVICE_NAME: 'gateway-under-test' },
+        env: {
+          REDIS_URL: redisUrl,
+          OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint,
+          ...QUICK_EXPORT,
+          OTEL_SERVICE_NAME: 'gateway-under-test',
+        },
       });
       secrets.push(gw.adminToken);
     });
@@ -198,12 +243,45 @@ describeRequiring(jaegerBin, 'jaeger not found (scripts/install-jaeger.sh)', 'tr
     });
   });
 
+  describeWith('mongo', 'the gateway on MongoDB-wire', (mongoUrl) => {
+    let gw: TestGateway;
+    beforeAll(async () => {
+      gw = await startGateway({
+        env: { MONGODB_URL: mongoUrl, MONGODB_DB: `tracing_${hex(4)}`, OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, ...QUICK_EXPORT },
+      });
+    });
+    afterAll(async () => gw?.close());
+
+    it('each MongoDB command of the operation is a client span naming the command and the collection, never the filter', async () => {
+      const caller = callerSpan();
+      const email = `mongo-${hex(4)}@example.com`;
+      const res = await gw.send(
+        AddHumanUserDocument,
+        { input: { profile: { firstName: 'Mongo', lastName: 'Trace' }, email: { email, isVerified: true } } },
+        { headers: { traceparent: caller.traceparent } },
+      );
+      expect(res.errors).toBeUndefined();
+      const spans = await jaeger.waitFor(caller.traceId, (s) => named(s, 'mongodb insert').length > 0);
+      const mongo = named(spans, 'mongodb ');
+      expect(mongo.every((s) => tagOf(s, 'db.system.name') === 'mongodb' && tagOf(s, 'span.kind') === 'client')).toBe(true);
+      const insert = named(spans, 'mongodb insert')[0]!;
+      expect(tagOf(insert, 'db.operation.name')).toBe('insert');
+      expect(String(tagOf(insert, 'db.collection.name'))).toMatch(/^[a-z_]+$/);
+      const operation = named(spans, 'operation addHumanUser')[0]!;
+      const byId = new Map(spans.map((s) => [s.spanID, s]));
+      let p = parentOf(insert);
+      while (p && p !== operation.spanID) p = byId.get(p) && parentOf(byId.get(p)!);
+      expect(p).toBe(operation.spanID);
+      for (const span of spans) for (const value of valuesOf(span)) expect(value).not.toContain(email);
+    });
+  });
+
   describe('upstream mode', () => {
     let gw: TestGateway;
     let front: UpstreamGateway;
     let frontUrl: string;
     beforeAll(async () => {
-      const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint };
+      const tracing = { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, ...QUICK_EXPORT };
       gw = await startGateway({ env: tracing });
       const config = loadConfig({
         ...TEST_DEFAULTS,

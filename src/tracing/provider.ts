@@ -43,7 +43,7 @@ function register(config: TracingConfig): TracerProvider {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ ...config.resourceAttributes, 'service.name': config.serviceName }),
     sampler: samplerOf(config),
-    spanProcessors: [new BatchSpanProcessor({ exporter })],
+    spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
