@@ -1,7 +1,8 @@
 // Where the "tracing on" bench rows export their spans: the real collector (Jaeger v2, as the
 // tracing test uses it) when scripts/install-jaeger.sh has built it, else a tiny HTTP sink that
 // accepts OTLP POSTs and drops them (the gateway's cost is then the SDK's and the export's, not
-// a collector's). Either way on loopback; the row's log line says which.
+// a collector's; BENCH_OTLP_SINK=http picks it even with Jaeger built, to tell the gateway's cost
+// from the collector's CPU on the same cores). Either way on loopback; the row's log line says which.
 import { createServer } from 'node:http';
 import { findJaegerBinary, startJaeger } from '../test/support/jaeger.ts';
 
@@ -14,7 +15,7 @@ export interface OtlpSink {
 
 export async function startOtlpSink(): Promise<OtlpSink> {
   const bin = findJaegerBinary();
-  if (bin) {
+  if (bin && process.env.BENCH_OTLP_SINK !== 'http') {
     const jaeger = await startJaeger(bin);
     return { endpoint: jaeger.otlpEndpoint, kind: 'jaeger', stop: () => jaeger.stop() };
   }
