@@ -241,6 +241,23 @@ describeRequiring(jaegerBin, 'jaeger not found (scripts/install-jaeger.sh)', 'tr
       }
       expect(seen).toBeGreaterThan(8);
     });
+
+    it('background work (the delivery worker, lease renewals, readiness pings) starts no trace: every trace has a request span', async () => {
+      const ready = await fetch(new URL('/ready', gw.baseUrl));
+      expect(ready.status).toBe(200);
+      // A request after the probe: once its trace is in, what the probe's pings ended before it has been exported too.
+      const caller = callerSpan();
+      const res = await gw.send(
+        UpdateHumanProfileDocument,
+        { input: { userId: gw.adminId, firstName: 'After', lastName: 'Probe' } },
+        { headers: { traceparent: caller.traceparent } },
+      );
+      expect(res.errors).toBeUndefined();
+      await jaeger.waitFor(caller.traceId, (s) => named(s, 'mutation UpdateHumanProfile').length === 1);
+      const traces = await jaeger.traces('gateway-under-test');
+      expect(traces.length).toBeGreaterThanOrEqual(3);
+      for (const spans of traces) expect(spans.map((s) => tagOf(s, 'span.kind'))).toContain('server');
+    });
   });
 
   describeWith('mongo', 'the gateway on MongoDB-wire', (mongoUrl) => {

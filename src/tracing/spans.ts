@@ -67,6 +67,17 @@ export function startSpan(name: string, kind: SpanKind, attributes: Attributes):
   return tracer().startSpan(name, { kind, attributes });
 }
 
+/**
+ * Whether a span is active here: a client call (store, Redis, upstream) is traced only inside
+ * one, i.e. inside a request. Background work (the delivery worker's polls, lease renewals, the
+ * readiness probe's pings) would otherwise send a trace of one span per poll.
+ */
+export const underSpan = (): boolean => state.on && trace.getSpan(context.active()) !== undefined;
+
+/** inSpan for a client call: only under an active span (underSpan), else `fn` as it is. */
+export const inChildSpan = <T>(name: string, kind: SpanKind, attributes: Attributes, fn: () => Promise<T>): Promise<T> =>
+  underSpan() ? inSpan(name, kind, attributes, fn) : fn();
+
 type HeaderBag = Record<string, string | string[] | undefined>;
 
 /**

@@ -3,7 +3,7 @@
 // (ioredis's sendCommand, so every command of every client: codes, queues, rate limits,
 // idempotency records), SQLite worker calls and MongoDB commands. Names only: a command's name,
 // a collection or table, never an argument.
-import { inSpan, recordFailure, SpanKind, startSpan, tracingOn, type Span } from './spans.ts';
+import { inChildSpan, inSpan, recordFailure, SpanKind, startSpan, tracingOn, underSpan, type Span } from './spans.ts';
 
 /**
  * The same operations, each call in a span named after the operation. The one place every
@@ -36,6 +36,7 @@ export function traceRedisCommands<C extends { sendCommand: (...args: any[]) => 
   if (!tracingOn()) return client;
   const send = client.sendCommand.bind(client);
   client.sendCommand = ((command: RedisCommand, ...rest: unknown[]) => {
+    if (!underSpan()) return send(command, ...rest);
     const op = String(command?.name ?? 'unknown').toUpperCase();
     const span = startSpan(`redis ${op}`, SpanKind.CLIENT, { 'db.system.name': 'redis', 'db.operation.name': op });
     const sent = send(command, ...rest);
@@ -52,7 +53,7 @@ export function traceRedisCommands<C extends { sendCommand: (...args: any[]) => 
 /** A call to the SQLite worker, in a client span: the request's op, and the table it works on. */
 export function sqliteCall<T>(op: string, table: string | undefined, call: () => Promise<T>): Promise<T> {
   if (!tracingOn()) return call();
-  return inSpan(
+  return inChildSpan(
     `sqlite ${op}${table ? ` ${table}` : ''}`,
     SpanKind.CLIENT,
     {
@@ -76,6 +77,7 @@ export function mongoCommandSpans(): (e: MongoCommandEvent) => void {
   const open = new Map<number, Span>();
   return (e) => {
     if (e.phase === 'started') {
+      if (!underSpan()) return;
       const span = startSpan(`mongodb ${e.command}${e.collection ? ` ${e.collection}` : ''}`, SpanKind.CLIENT, {
         'db.system.name': 'mongodb',
         'db.operation.name': e.command,

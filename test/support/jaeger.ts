@@ -38,6 +38,8 @@ export interface Jaeger {
   queryUrl: string;
   /** The spans of a trace so far (empty while Jaeger has none). */
   spans(traceId: string): Promise<JaegerSpan[]>;
+  /** The spans of every trace Jaeger holds for a service, trace by trace. */
+  traces(service: string): Promise<JaegerSpan[][]>;
   /** Polls (bounded) until the trace's spans satisfy `done`; the last spans seen otherwise, in the error. */
   waitFor(traceId: string, done: (spans: JaegerSpan[]) => boolean, timeoutMs?: number): Promise<JaegerSpan[]>;
   stop(): Promise<void>;
@@ -136,6 +138,11 @@ export async function startJaeger(bin: string, timeoutMs = 30_000): Promise<Jaeg
     otlpEndpoint,
     queryUrl,
     spans,
+    async traces(service) {
+      const res = await fetch(`${queryUrl}/api/traces?service=${encodeURIComponent(service)}&limit=10000&lookback=1h`);
+      const body = (await res.json()) as { data?: { spans: JaegerSpan[] }[] };
+      return body.data?.map((t) => t.spans) ?? [];
+    },
     async waitFor(traceId, done, waitMs = 20_000) {
       const until = Date.now() + waitMs;
       let last: JaegerSpan[] = [];
