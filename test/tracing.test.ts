@@ -293,6 +293,24 @@ describeRequiring(jaegerBin, 'jaeger not found (scripts/install-jaeger.sh)', 'tr
     });
   });
 
+  it('a graceful shutdown exports the spans still queued (the batch delay here is 10 minutes: only the flush can send them)', async () => {
+    const gw = await startGateway({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpEndpoint, OTEL_BSP_SCHEDULE_DELAY: '600000' } });
+    const caller = callerSpan();
+    try {
+      const res = await gw.send(
+        UpdateHumanProfileDocument,
+        { input: { userId: gw.adminId, firstName: 'Last', lastName: 'Words' } },
+        { headers: { traceparent: caller.traceparent } },
+      );
+      expect(res.errors).toBeUndefined();
+      expect(await jaeger.spans(caller.traceId)).toEqual([]);
+    } finally {
+      await gw.close();
+    }
+    const spans = await jaeger.waitFor(caller.traceId, (s) => named(s, 'mutation UpdateHumanProfile').length === 1);
+    expect(named(spans, 'operation updateHumanProfile')).toHaveLength(1);
+  });
+
   describe('upstream mode', () => {
     let gw: TestGateway;
     let front: UpstreamGateway;
