@@ -11,7 +11,8 @@
 //                     codes/port.ts, notify/port.ts
 //   adapters          the rest of store/, codes/, notify/
 //   shared            auth/, config, errors, log, progress, limits, timed, data-dir, redis, start-errors,
-//                     net/, proto/ (descriptors no package carries): usable from every layer below the entry
+//                     net/, proto/ (descriptors no package carries), tracing/ (OpenTelemetry spans, names only):
+//                     usable from every layer below the entry
 // One rule per arrow that must not run up. `npx depcruise src --config .dependency-cruiser.cjs`
 // (in .ci/run) fails on any violation: there is no baseline. docs/architecture.md says why
 // each arrow points the way it does.
@@ -26,7 +27,7 @@ const MODEL = '^src/model/';
 const STORE_PORT = '^src/store/(port|read-models|weight)\\.ts$';
 const PORTS = `${STORE_PORT}|^src/(codes|notify)/port\\.ts$`;
 const ADAPTERS = '^src/(store|codes|notify)/';
-const SHARED = '^src/(auth/|net/|proto/|(config|errors|log|progress|limits|timed|data-dir|redis|start-errors)\\.ts$)';
+const SHARED = '^src/(auth/|net/|proto/|tracing/|(config|errors|log|progress|limits|timed|data-dir|redis|start-errors)\\.ts$)';
 
 // Packages by what they are (resolved paths, or bare names when a package does not resolve).
 const pkg = (names) => `(^|node_modules/)(${names})(/|$)`;
@@ -163,7 +164,7 @@ module.exports = {
 
     rule(
       'shared-below-everything',
-      'auth, config, errors, log, limits, timed, data-dir, redis and net serve every layer, so they import none: no command, model, store, code or delivery module.',
+      'auth, config, errors, log, limits, timed, data-dir, redis, net and tracing serve every layer, so they import none: no command, model, store, code or delivery module.',
       { path: SHARED },
       { path: `${COMMANDS}|${MODEL}|${ADAPTERS}` },
     ),

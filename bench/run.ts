@@ -64,6 +64,7 @@ import {
   type Window,
 } from './delay-proxy.ts';
 import { h2Load, type H2LoadResult } from './h2-load.ts';
+import { startOtlpSink } from './otlp-sink.ts';
 import { isFailure, round, selfCheck, sequentialClient, type SelfCheck } from './round-trips.ts';
 import {
   meLoad,
@@ -416,8 +417,16 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
   const nodeArgs = opts.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   if (opts.cpuProf) mkdirSync(profDir, { recursive: true });
 
+  const sink = scenario.tracing ? await startOtlpSink() : undefined;
+  if (sink) {
+    Object.assign(env, { OTEL_EXPORTER_OTLP_ENDPOINT: sink.endpoint, OTEL_SERVICE_NAME: 'identity-gateway-bench' });
+    log(`${label}: traces exported to ${sink.kind} at ${sink.endpoint}`);
+  }
   log(`${label}: starting the ${scenario.server} server`);
-  const child = await startChild(scenario.server, env, nodeArgs);
+  const child = await startChild(scenario.server, env, nodeArgs).catch(async (err: unknown) => {
+    await sink?.stop();
+    throw err;
+  });
   const pid = child.proc.pid!;
   const readyKb = procStatusKb(pid, 'VmRSS');
   const readyRssMb = readyKb === undefined ? undefined : Math.round(readyKb / 102.4) / 10;
@@ -477,6 +486,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
     if (row) row.peakRssMb = peak;
     if (latency) latency.peakRssMb = peak;
     await stopChild(child);
+    await sink?.stop();
   }
   if (!row) throw new Error(`${label}: no result`);
   if (opts.cpuProf) {

@@ -32,6 +32,8 @@ export interface Scenario {
   what: string;
   /** The scenario of the same store and run whose req/s this one's is divided by (the × GraphQL column). */
   versus?: string;
+  /** The gateway exports OpenTelemetry traces (every request sampled) to a local OTLP sink (bench/otlp-sink.ts). */
+  tracing?: boolean;
   /** Gateway scenarios run once per store setup (embedded; MongoDB-wire + Redis). */
   load(target: Target, connections: number): Promise<Load>;
 }
@@ -272,6 +274,22 @@ export const scenarios: Scenario[] = [
     name: 'updateHumanProfile',
     server: 'gateway',
     what: 'JWT check, permission, validation, store append; each connection alternates two profiles of its own user',
+    async load(target, connections) {
+      const users = await makeUsers(target, connections);
+      return alternatingPerConnection(target, users, (u) =>
+        graphqlPosts(
+          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[0] } }),
+          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[1] } }),
+        ),
+      );
+    },
+  },
+  {
+    name: 'updateHumanProfile (tracing on)',
+    server: 'gateway',
+    what: 'the same as updateHumanProfile with OpenTelemetry traces on: every request sampled, its spans exported over OTLP to a local sink',
+    versus: 'updateHumanProfile',
+    tracing: true,
     async load(target, connections) {
       const users = await makeUsers(target, connections);
       return alternatingPerConnection(target, users, (u) =>

@@ -6,6 +6,7 @@ import type { LogFormat, LogLevel } from './log.ts';
 import type { RedisConnection, RedisNode } from './redis.ts';
 import { bool, ms, wholeNumber, type Env } from './config-values.ts';
 import { upstreamConfig, type UpstreamConfig } from './config-upstream.ts';
+import { tracingConfig, type TracingConfig } from './config-tracing.ts';
 import { trustedDocuments, type TrustedDocuments } from './config-trusted-documents.ts';
 import { redactUrl } from './start-errors.ts';
 
@@ -84,6 +85,8 @@ export interface Config {
   idpSecretKey?: string;
   /** ZITADEL_URL and its settings (src/config-upstream.ts): the GraphQL face in front of that API instead of our stores. */
   upstream?: UpstreamConfig;
+  /** OpenTelemetry traces over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT and the standard OTEL_* variables: docs/tracing.md); null: off. */
+  tracing: TracingConfig | null;
   /** SAML metadataUrl fetching. */
   samlMetadata: { allowPrivateAddresses: boolean; timeoutMs: number; maxBytes: number };
   /** WebAuthn relying party for U2F registration. */
@@ -217,6 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     progressIntervalMs: ms('PROGRESS_INTERVAL_MS', env.PROGRESS_INTERVAL_MS, 5000, 1),
     idpSecretKey: env.IDP_SECRET_KEY || undefined,
     upstream: upstreamConfig(env),
+    tracing: tracingConfig(env),
     samlMetadata: {
       allowPrivateAddresses: bool('SAML_METADATA_ALLOW_PRIVATE', env.SAML_METADATA_ALLOW_PRIVATE, false),
       timeoutMs: ms('SAML_METADATA_TIMEOUT_MS', env.SAML_METADATA_TIMEOUT_MS, 5000, 1),

@@ -11,6 +11,7 @@
 // script unknown to a node (NOSCRIPT, e.g. after a failover) is sent again as EVAL.
 import { createRequire } from 'node:module';
 import type { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
+import { traceRedisCommands } from './tracing/wrap.ts';
 
 // Loaded at the first Redis connection: a gateway on its embedded stores never holds ioredis.
 let ioredisModule: typeof import('ioredis') | undefined;
@@ -178,5 +179,6 @@ export function failFastRedis<T = object>(target: RedisTarget, extra: RedisOptio
       const why = lastError && lastError !== err && lastError.message !== (err as Error)?.message ? lastError.message : undefined;
       throw why ? new Error(`${(err as Error)?.message ?? err} (${why})`, { cause: err }) : err;
     })) as typeof client.connect;
-  return client as unknown as RedisClient & T;
+  // With tracing on, every command of every client is a span (its name only).
+  return traceRedisCommands(client) as unknown as RedisClient & T;
 }

@@ -22,6 +22,8 @@ import type { Notifier } from './notify/port.ts';
 import { buildSchema } from './schema/index.ts';
 import { faceOperations, type Operations } from './operations.ts';
 import { openStores, type Stores } from './stores.ts';
+import { startTracingFor } from './tracing/start.ts';
+import { tracedOperations } from './tracing/wrap.ts';
 import { lazyWireRoute } from './wire/lazy.ts';
 import { mayBeWirePath, WIRE_CORS, wireProtocolOf } from './wire/paths.ts';
 
@@ -86,7 +88,13 @@ async function openDeps(config: Config, logger: Logger, metrics: GatewayMetrics,
 export async function createGateway(config: Config, options: GatewayOptions = {}): Promise<Gateway> {
   const logger = options.logger ?? createLogger(config.logLevel, undefined, undefined, logFormatFor(config.logFormat, config.production));
   const metrics = createMetrics();
-  const { stores, delivery, nodeIds, deps } = await openDeps(config, logger, metrics, options);
+  // Before the stores open: their clients are wrapped in spans only when tracing is on.
+  const tracing = await startTracingFor(config);
+  const { stores, delivery, nodeIds, deps } = await openDeps(config, logger, metrics, options).catch(async (err: unknown) => {
+    await tracing.shutdown();
+    throw err;
+  });
+  const ops = tracedOperations(commandOperations);
   const tokens = createTokenVerifier(config);
   // Without a lease a gateway cannot create anything: the balancer should route around it.
   const leaseCheck = {
@@ -111,7 +119,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     schema: buildSchema(config),
     tokens,
     idempotency: http.idempotency,
-    operations: faceOperations((headers, caller) => requestContext(deps, headers, caller), commandOperations),
+    operations: faceOperations((headers, caller) => requestContext(deps, headers, caller), ops),
     instanceAdminId: () => instanceAdminId({ deps }),
   });
   // The wire API (gRPC, gRPC-web, Connect, REST/JSON) over the same commands, on the same port.
@@ -123,7 +131,7 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
     load: async () =>
       (await import('./wire/rest-route.ts')).createWireRoute({
         deps,
-        ops: commandOperations,
+        ops,
         tokens,
         logger,
         readMaxBytes: http.maxBodyBytes,
@@ -139,12 +147,13 @@ export async function createGateway(config: Config, options: GatewayOptions = {}
       await nodeIds.close(); // no request left to need an id: the lease is released
       await deps.notifier.close(); // stops the worker after the job in hand
       await stores.close();
+      await tracing.shutdown(); // the spans of the last requests are exported before the process ends
       return clean;
     })());
   return {
     yoga: graphql.yoga,
     deps,
-    ops: commandOperations,
+    ops,
     stores,
     logger,
     delivery,

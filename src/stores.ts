@@ -17,6 +17,8 @@ import { restrictDataDir } from './data-dir.ts';
 import { createSqliteStore } from './store/sqlite.ts';
 import type { EventStore } from './store/port.ts';
 import { timed, type Observe } from './timed.ts';
+import { mongoCommandSpans, type MongoCommandEvent } from './tracing/wrap.ts';
+import { tracingOn } from './tracing/spans.ts';
 
 export interface Stores {
   store: EventStore;
@@ -40,6 +42,17 @@ export interface StoreInstrumentation {
   longWork?: ProgressObserver;
 }
 
+/** The MongoDB command listener: the metric's count of commands, and with tracing on a span per command. */
+function mongoListener(instrument: StoreInstrumentation | undefined): ((e: MongoCommandEvent) => void) | undefined {
+  const count = instrument?.mongoCommand;
+  const spans = tracingOn() ? mongoCommandSpans() : undefined;
+  if (!count && !spans) return undefined;
+  return (e) => {
+    if (count && e.phase === 'started') count(e.command);
+    spans?.(e);
+  };
+}
+
 export async function openStores(config: Config, logger: Logger, instrument?: StoreInstrumentation): Promise<Stores> {
   const corrected = await restrictDataDir(config.dataDir);
   if (corrected.length > 0)
@@ -57,7 +70,7 @@ export async function openStores(config: Config, logger: Logger, instrument?: St
         userFields: userSearchFields,
         logger,
         progress,
-        onCommand: instrument?.mongoCommand && ((e) => void (e.phase === 'started' && instrument.mongoCommand!(e.command))),
+        onCommand: mongoListener(instrument),
         repair:
           config.storeRepairIntervalMs > 0
             ? {

@@ -21,6 +21,8 @@ import { createUpstream, type Upstream } from './upstream/client.ts';
 import { upstreamContext } from './upstream/context.ts';
 import { upstreamOperations } from './upstream/operations.ts';
 import { mayBeWirePath } from './wire/paths.ts';
+import { startTracingFor } from './tracing/start.ts';
+import { tracedOperations } from './tracing/wrap.ts';
 
 export interface UpstreamGateway {
   yoga: GraphQLYoga;
@@ -38,6 +40,8 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
   if (!settings) throw new Error('ZITADEL_URL is not set');
   const logger = options.logger ?? createLogger(config.logLevel, undefined, undefined, logFormatFor(config.logFormat, config.production));
   const metrics = createMetrics();
+  // Before the Redis clients are made: they are wrapped in spans only when tracing is on.
+  const tracing = await startTracingFor(config);
   const redis = config.redis;
   let rateLimiter = redis
     ? await createRedisRateLimiter({ url: redis }).catch((err: unknown) => {
@@ -64,7 +68,10 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
     },
     tokens,
   });
-  const operations = faceOperations((headers, caller) => upstreamContext(upstream, headers, caller), upstreamOperations(config));
+  const operations = faceOperations(
+    (headers, caller) => upstreamContext(upstream, headers, caller),
+    tracedOperations(upstreamOperations(config)),
+  );
   const graphql = createGraphQLFace({
     config,
     logger,
@@ -84,6 +91,7 @@ export async function createUpstreamGateway(config: Config, options: { logger?: 
       upstream.close();
       await rateLimiter.close();
       if (redisProbe) await closeRedis(redisProbe);
+      await tracing.shutdown();
       return clean;
     })());
   return {

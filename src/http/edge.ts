@@ -20,6 +20,7 @@ import { sendJson } from './health.ts';
 import { logRequest } from './logging.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { clientIp, newRequestState, type RequestState } from './request-state.ts';
+import { runInSpan, startRequestSpan, type RequestSpan } from './request-span.ts';
 
 export interface EdgeOptions {
   /** The face that serves a path (face.ts faceOf). */
@@ -87,7 +88,7 @@ export function createEdge(options: EdgeOptions): Edge {
   };
 
   /** In-flight counting, the log line and the metrics of one request: the function that ends them (once). */
-  const track = (req: IncomingMessage, res: ServerResponse, path: string, state: RequestState) => {
+  const track = (req: IncomingMessage, res: ServerResponse, path: string, state: RequestState, span: RequestSpan | null) => {
     open.add(res);
     metrics.requestStarted();
     let finished = false;
@@ -98,6 +99,7 @@ export function createEdge(options: EdgeOptions): Edge {
       release?.();
       open.delete(res);
       metrics.requestFinished(state, res.statusCode);
+      span?.end(state, res.statusCode);
       logRequest(logger, state, { method: req.method ?? 'GET', path, status: res.statusCode });
       if (draining) server?.closeIdleConnections();
     };
@@ -110,6 +112,8 @@ export function createEdge(options: EdgeOptions): Edge {
       holds: (r: () => void) => void (release = r),
     };
   };
+
+  type Tracked = ReturnType<typeof track>;
 
   function handler(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
@@ -126,8 +130,15 @@ export function createEdge(options: EdgeOptions): Edge {
     res.setHeader('x-request-id', state.requestId);
     res.setHeader('vary', 'Origin');
     if (draining) res.setHeader('connection', 'close');
-    const request = track(req, res, path, state);
+    // With tracing on, the request's server span; its work runs in the span's context.
+    const span = startRequestSpan(req, path, state);
+    const request = track(req, res, path, state, span);
     if (face.cors && applyCors(req, res, corsOrigins, face.cors)) return;
+    runInSpan(span, () => admitAndServe(face, req, res, path, state, request));
+  }
+
+  /** Admission (token, limits, budgets), then the face; or the refusal, in the face's shape. */
+  function admitAndServe(face: Face, req: IncomingMessage, res: ServerResponse, path: string, state: RequestState, request: Tracked) {
     admit(req, state).then(
       (admitted) => {
         if ('refusal' in admitted) return refuse(face, req, res, path, state, admitted);

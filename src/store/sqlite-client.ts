@@ -3,6 +3,7 @@
 // pending and later, an UnavailableError.
 import { Worker } from 'node:worker_threads';
 import { UnavailableError } from '../errors.ts';
+import { sqliteCall } from '../tracing/wrap.ts';
 import type { Request } from './sqlite-worker.ts';
 
 export interface SqliteClient {
@@ -11,6 +12,18 @@ export interface SqliteClient {
   readonly failure: Error | undefined;
   terminate(): Promise<void>;
 }
+
+/** The table a worker request mainly works on, for its span (names only). */
+const TABLES: Partial<Record<Request['op'], string>> = {
+  load: 'states',
+  catchUp: 'events',
+  append: 'events',
+  putState: 'states',
+  lookup: 'constraints',
+  events: 'events',
+  searchUsers: 'user_search',
+  countUsers: 'user_search',
+};
 
 export function startSqliteWorker(path: string): SqliteClient {
   // tsx and vitest run this file as .ts (Node strips the worker's types), the build as .js.
@@ -40,13 +53,7 @@ export function startSqliteWorker(path: string): SqliteClient {
 
   return {
     call<T>(req: Request): Promise<T> {
-      if (failure) return Promise.reject(new UnavailableError('store unavailable', { cause: failure }));
-      const id = nextId++;
-      if (calls.size === 0) worker.ref();
-      return new Promise<T>((resolve, reject) => {
-        calls.set(id, { resolve, reject });
-        worker.postMessage({ id, req });
-      });
+      return sqliteCall(req.op, TABLES[req.op], () => send<T>(req));
     },
     get failure() {
       return failure;
@@ -56,4 +63,14 @@ export function startSqliteWorker(path: string): SqliteClient {
       await worker.terminate();
     },
   };
+
+  function send<T>(req: Request): Promise<T> {
+    if (failure) return Promise.reject(new UnavailableError('store unavailable', { cause: failure }));
+    const id = nextId++;
+    if (calls.size === 0) worker.ref();
+    return new Promise<T>((resolve, reject) => {
+      calls.set(id, { resolve, reject });
+      worker.postMessage({ id, req });
+    });
+  }
 }

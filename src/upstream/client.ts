@@ -13,6 +13,7 @@ import type { UpstreamConfig } from '../config-upstream.ts';
 import { unavailable } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { fromUpstream, type FieldRenames } from './errors.ts';
+import { injectTraceContext, inChildSpan, SpanKind } from '../tracing/spans.ts';
 
 /** The caller's credentials, forwarded as they came. */
 export interface Credentials {
@@ -95,7 +96,16 @@ export function createUpstream(config: UpstreamConfig, observe: UpstreamObserver
     orgs: createOrganizationServiceClient(transport),
   };
 
-  const once = async <T>(method: string, headers: Record<string, string>, send: (o: CallOptions) => Promise<T>): Promise<T> => {
+  const rpcSystem = config.transport === 'connect' ? 'connect_rpc' : 'grpc';
+  // A client span per attempt (rpc.method only: never the credentials or the message), whose
+  // traceparent goes along so the upstream continues the trace.
+  const once = <T>(method: string, headers: Record<string, string>, send: (o: CallOptions) => Promise<T>): Promise<T> =>
+    inChildSpan(`upstream ${method}`, SpanKind.CLIENT, { 'rpc.system': rpcSystem, 'rpc.method': method }, () => {
+      const traced = { ...headers };
+      injectTraceContext(traced);
+      return attempt(method, traced, send);
+    });
+  const attempt = async <T>(method: string, headers: Record<string, string>, send: (o: CallOptions) => Promise<T>): Promise<T> => {
     const started = process.hrtime.bigint();
     let code = 'OK';
     try {
