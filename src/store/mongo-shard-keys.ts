@@ -125,6 +125,13 @@ export const scatterQueries: readonly ScatterQuery[] = [
     path: 'background',
     why: 'user documents without search fields, once after an upgrade',
   },
+  {
+    collection: stateCollections.user,
+    command: 'aggregate',
+    source: 'search backfill',
+    path: 'background',
+    why: 'counts those documents first, for its progress (share done)',
+  },
 ];
 
 /**
