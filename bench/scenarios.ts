@@ -240,6 +240,17 @@ function uniqueUsers(target: Target, withPassword: boolean): Load {
 }
 
 /** The same request every time. */
+/** Each connection alternates two profiles of a user of its own: every request is a change (never FAILED_PRECONDITION). */
+async function alternatingProfiles(target: Target, connections: number): Promise<Load> {
+  const users = await makeUsers(target, connections);
+  return alternatingPerConnection(target, users, (u) =>
+    graphqlPosts(
+      body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[0] } }),
+      body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[1] } }),
+    ),
+  );
+}
+
 export function fixed(target: Target, query: string, variables?: Record<string, unknown>): Load {
   return { options: { method: 'POST', headers: headers(target), body: body(query, variables) } };
 }
@@ -274,15 +285,7 @@ export const scenarios: Scenario[] = [
     name: 'updateHumanProfile',
     server: 'gateway',
     what: 'JWT check, permission, validation, store append; each connection alternates two profiles of its own user',
-    async load(target, connections) {
-      const users = await makeUsers(target, connections);
-      return alternatingPerConnection(target, users, (u) =>
-        graphqlPosts(
-          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[0] } }),
-          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[1] } }),
-        ),
-      );
-    },
+    load: alternatingProfiles,
   },
   {
     name: 'updateHumanProfile (tracing on)',
@@ -290,15 +293,7 @@ export const scenarios: Scenario[] = [
     what: 'the same as updateHumanProfile with OpenTelemetry traces on: every request sampled, its spans exported over OTLP to a local sink',
     versus: 'updateHumanProfile',
     tracing: true,
-    async load(target, connections) {
-      const users = await makeUsers(target, connections);
-      return alternatingPerConnection(target, users, (u) =>
-        graphqlPosts(
-          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[0] } }),
-          body(OPS.updateHumanProfile, { input: { userId: u.id, ...PROFILES[1] } }),
-        ),
-      );
-    },
+    load: alternatingProfiles,
   },
   {
     name: 'updateHumanProfile-grpc',

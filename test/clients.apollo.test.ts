@@ -2,34 +2,11 @@
 // failure the gateway executed arrives as GraphQL errors carrying the error model's extensions
 // (CombinedGraphQLErrors), never as a ServerError, which Apollo raises for any status >= 300
 // on application/json and which would hide the code from the application.
-import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, ServerError, gql } from '@apollo/client';
+import { ApolloClient, CombinedGraphQLErrors, HttpLink, InMemoryCache, ServerError } from '@apollo/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/graphql.ts';
-import { humanInput, recordingFetch, unique } from './support/clients.ts';
+import { humanInput, NO_SUCH_FIELD, recordingFetch, THREE_USERS, unique } from './support/clients.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
-
-const THREE_USERS = gql`
-  mutation ThreeUsers($a: AddHumanUserInput!, $b: AddHumanUserInput!, $c: AddHumanUserInput!) {
-    a: addHumanUser(input: $a) {
-      userId
-    }
-    b: addHumanUser(input: $b) {
-      userId
-    }
-    c: addHumanUser(input: $c) {
-      userId
-    }
-  }
-`;
-
-const NO_SUCH_FIELD = gql`
-  query NoSuchField {
-    me {
-      id
-      noSuchField
-    }
-  }
-`;
 
 /** The first GraphQL error of a CombinedGraphQLErrors, failing the test on any other kind of error. */
 function graphQLError(error: unknown) {

@@ -3,34 +3,11 @@
 // extensions and whose networkError is undefined. urql reads a body of any status, so the
 // statuses are asserted on the wire (recordingFetch): what graphql-response+json, which urql
 // asks for first, and application/json each answer.
-import { Client, fetchExchange, gql, type CombinedError } from '@urql/core';
+import { Client, fetchExchange, type CombinedError } from '@urql/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AddHumanUserDocument, MeDocument, UpdateMyProfileDocument, UserDocument } from './generated/graphql.ts';
-import { humanInput, recordingFetch, unique } from './support/clients.ts';
+import { humanInput, NO_SUCH_FIELD, recordingFetch, THREE_USERS, unique } from './support/clients.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
-
-const THREE_USERS = gql`
-  mutation ThreeUsers($a: AddHumanUserInput!, $b: AddHumanUserInput!, $c: AddHumanUserInput!) {
-    a: addHumanUser(input: $a) {
-      userId
-    }
-    b: addHumanUser(input: $b) {
-      userId
-    }
-    c: addHumanUser(input: $c) {
-      userId
-    }
-  }
-`;
-
-const NO_SUCH_FIELD = gql`
-  query NoSuchField {
-    me {
-      id
-      noSuchField
-    }
-  }
-`;
 
 /** The first GraphQL error of a result's CombinedError, which must be no network error. */
 function graphQLError(error: CombinedError | undefined) {

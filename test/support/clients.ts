@@ -1,6 +1,7 @@
 // What the tests of real GraphQL clients (Apollo Client, urql, a Hive gateway) share: a fetch
 // that remembers what went over the wire, which the clients themselves hide from their callers.
 import { randomBytes } from 'node:crypto';
+import { parse } from 'graphql';
 
 export interface Exchange {
   /** The Accept header the client sent. */
@@ -39,3 +40,28 @@ export const humanInput = (extra: Record<string, unknown> = {}) => ({
   email: { email: `${unique('client')}@example.com`, isVerified: true },
   ...extra,
 });
+
+/** Three user creations in one request: the middle one is made to fail (both clients' several-mutations tests). */
+export const THREE_USERS = parse(`
+  mutation ThreeUsers($a: AddHumanUserInput!, $b: AddHumanUserInput!, $c: AddHumanUserInput!) {
+    a: addHumanUser(input: $a) {
+      userId
+    }
+    b: addHumanUser(input: $b) {
+      userId
+    }
+    c: addHumanUser(input: $c) {
+      userId
+    }
+  }
+`);
+
+/** A document that fails validation: it is read, not executed. */
+export const NO_SUCH_FIELD = parse(`
+  query NoSuchField {
+    me {
+      id
+      noSuchField
+    }
+  }
+`);
