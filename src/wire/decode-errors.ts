@@ -23,9 +23,13 @@ export function binaryDecodeRefusal(input: DescMessage, bytes: Uint8Array): Conn
     fromBinary(input, bytes);
     return undefined;
   } catch {
-    return new ConnectError(`request message: not a valid ${input.typeName} in protobuf binary encoding`, Code.InvalidArgument);
+    return notBinaryMessage(input);
   }
 }
+
+/** INVALID_ARGUMENT for bytes that do not decode as a message of type `input`. */
+export const notBinaryMessage = (input: DescMessage): ConnectError =>
+  new ConnectError(`request message: not a valid ${input.typeName} in protobuf binary encoding`, Code.InvalidArgument);
 
 /**
  * A message whose compressed flag is set on a request that names no compression (no

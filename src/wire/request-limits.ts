@@ -18,11 +18,19 @@
 // A binary message the scan lets through is then decoded once as the router will decode it: one
 // that does not decode is INVALID_ARGUMENT in the gateway's words (decode-errors.ts), where
 // connect would answer INTERNAL with the decoder's text.
-import { fromJson, type DescMessage, type DescMethod, type JsonReadOptions, type JsonValue } from '@bufbuild/protobuf';
-import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions } from '@connectrpc/connect';
+import {
+  fromBinary,
+  fromJson,
+  type DescMessage,
+  type MessageShape,
+  type DescMethod,
+  type JsonReadOptions,
+  type JsonValue,
+} from '@bufbuild/protobuf';
+import { Code, ConnectError, type ConnectRouter, type ConnectRouterOptions, type HandlerContext } from '@connectrpc/connect';
 import type { Compression } from '@connectrpc/connect/protocol';
 import { MAX_JSON_CONTAINERS, tooManyJsonContainers, UNSCANNED_JSON_BYTES } from '../http/json-containers.ts';
-import { binaryDecodeRefusal, withoutValue } from './decode-errors.ts';
+import { binaryDecodeRefusal, notBinaryMessage, withoutValue } from './decode-errors.ts';
 import { enumNameRefusal } from './enum-names.ts';
 import { protobufFieldsRefusal } from './protobuf-fields.ts';
 
@@ -44,6 +52,20 @@ function fieldsRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | un
  */
 export function binaryMessageRefusal(input: DescMessage, bytes: Uint8Array): ConnectError | undefined {
   return fieldsRefusal(input, bytes) ?? binaryDecodeRefusal(input, bytes);
+}
+
+/** The binary message of type `input` decoded once, or the refusal binaryMessageRefusal would give it (grpc-unary.ts, which then decodes nothing again). */
+export function decodeBinaryMessage(
+  input: DescMessage,
+  bytes: Uint8Array,
+): { message: MessageShape<DescMessage> } | { refusal: ConnectError } {
+  const refusal = fieldsRefusal(input, bytes);
+  if (refusal) return { refusal };
+  try {
+    return { message: fromBinary(input, bytes) };
+  } catch {
+    return { refusal: notBinaryMessage(input) };
+  }
 }
 
 /** The decoder connect's JSON serialization turns message bytes into text with; the text is checked before it is parsed. */
@@ -111,6 +133,8 @@ function scanningCompression(compression: Compression, input: DescMessage): Comp
 export function guardedRouter(
   create: (options: ConnectRouterOptions) => ConnectRouter,
   options: ConnectRouterOptions & { acceptCompression: Compression[] },
+  /** Each method's implementation by request path, as registered (the gRPC fast path calls them: grpc-unary.ts). */
+  registered?: Map<string, { method: DescMethod; impl: (req: unknown, ctx: HandlerContext) => unknown }>,
 ): ConnectRouter {
   const base = create({
     ...options,
@@ -139,11 +163,13 @@ export function guardedRouter(
             : () => {
                 throw new ConnectError(`${service.typeName}.${method.name} is not implemented`, Code.Unimplemented);
               };
+        registered?.set(`/${service.typeName}/${method.name}`, { method, impl: bound as never });
         base.rpc(method, bound as never, perMethod(method, extra));
       }
       return router;
     },
     rpc(method, impl, extra) {
+      registered?.set(`/${method.parent.typeName}/${method.name}`, { method, impl: impl as never });
       base.rpc(method, impl, perMethod(method, extra));
       return router;
     },

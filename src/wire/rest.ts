@@ -29,7 +29,7 @@ import { contentCoding, decodeBody } from './rest-encoding.ts';
 import { bodyTooLarge, methodNotAllowed, restErrorWriter, routeNotFound, writeJson } from './rest-errors.ts';
 import { jsonOfBody, readBody, requestMessage, type JsonObject } from './rest-request.ts';
 import { routeTable, type RestService, type Route } from './rest-rules.ts';
-import { invokeUnary } from './unary-call.ts';
+import { headersOf, invokeUnary } from './unary-call.ts';
 
 export { HTTP_STATUS_OF_CODE, writeRestError } from './rest-errors.ts';
 export { restService, type RestService } from './rest-rules.ts';
@@ -76,16 +76,6 @@ function plainHeaders(headers: Headers): Record<string, string> {
     if (name !== 'content-type' && name !== 'content-length') out[name] = value;
   });
   return out;
-}
-
-function headersOf(req: NodeRequest): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (name.startsWith(':') || value === undefined) continue;
-    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
-    else headers.set(name, String(value));
-  }
-  return headers;
 }
 
 /** For AppErrors only (the meter's refusals), which toConnectError never logs. */

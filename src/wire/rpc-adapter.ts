@@ -23,6 +23,7 @@ import {
   type ConnectRouterOptions,
   type ContextValues,
 } from '@connectrpc/connect';
+import type { UniversalHandler } from '@connectrpc/connect/protocol';
 import {
   compressionBrotli,
   compressionGzip,
@@ -43,24 +44,13 @@ import { rpcProtocolOf } from './paths.ts';
 import { writeRpcError } from './refusal.ts';
 import { guardedRouter } from './request-limits.ts';
 import { scanRequest, type ScanOptions } from './request-scan.ts';
+import { fastPathFits, mayBeSingleMessage, serveGrpcUnary, singleMessage, type GrpcUnaryOptions, type UnaryMethod } from './grpc-unary.ts';
+import { metered, readWhole, replay } from './whole-body.ts';
 
 export interface RpcAdapterOptions extends ConnectRouterOptions {
   routes(router: ConnectRouter): void;
   contextValues(state: RequestState | undefined): ContextValues;
   logger: Logger;
-}
-
-/** The body's chunks, each counted by the meter first; a refusal ends the read with its error. */
-async function* metered(
-  body: AsyncIterable<Uint8Array>,
-  meter: NonNullable<RequestState['meter']>,
-  logger: Logger,
-): AsyncIterable<Uint8Array> {
-  for await (const chunk of body) {
-    const refusal = meter(chunk.byteLength);
-    if (refusal) throw toConnectError(refusal, logger, { method: 'edge' });
-    yield chunk;
-  }
 }
 
 /** True for a gRPC or gRPC-web request (binary or text) whose grpc-encoding is not one the router decompresses. */
@@ -83,8 +73,14 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
   // connect's default when none is given.
   const readMaxBytes = routerOptions.readMaxBytes ?? 0xffffffff;
   const compressions = [compressionGzip, compressionBrotli];
-  const router = guardedRouter(createConnectRouter, { acceptCompression: compressions, ...routerOptions });
+  const unaryMethods = new Map<string, UnaryMethod>();
+  const router = guardedRouter(createConnectRouter, { acceptCompression: compressions, ...routerOptions }, unaryMethods);
   routes(router);
+  const fastOptions: GrpcUnaryOptions = {
+    interceptors: routerOptions.interceptors ?? [],
+    compressions,
+    compressMinBytes: routerOptions.compressMinBytes ?? 1024,
+  };
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
   /** Decompressed messages count against the caller's cap, as the edge caps the bytes sent (64 KiB without a valid token). */
   const scanOptions = (state: RequestState | undefined): ScanOptions => {
@@ -112,8 +108,30 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
       writeRpcError(req, res, error, { 'grpc-accept-encoding': ACCEPTED_MESSAGE_ENCODINGS.join(',') });
       return;
     }
+    const fast = unaryMethods.get(path);
+    if (fast && fastPathFits(req, fast.method)) {
+      void readWhole(req, state?.meter, (chunks, size) => mayBeSingleMessage(chunks, size, readMaxBytes), logger).then((read) => {
+        if (read.kind === 'closed') return; // the client went before the end of its request: no one to answer
+        const message = read.kind === 'whole' ? singleMessage(read.body, readMaxBytes) : undefined;
+        if (message) return serveGrpcUnary(req, res, state, fast, message, fastOptions);
+        viaRouter(req, res, state, handler, replay(req, read, state?.meter, logger));
+      });
+      return;
+    }
+    viaRouter(req, res, state, handler);
+  };
+
+  /** connect's router serves the request; `body`: its bytes when something read them already (metered then). */
+  function viaRouter(
+    req: NodeRequest,
+    res: Parameters<NodeHandler>[1],
+    state: RequestState | undefined,
+    handler: UniversalHandler,
+    body?: AsyncIterable<Uint8Array>,
+  ): void {
     let uReq: UniversalServerRequest = universalRequestFromNodeRequest(req as never, res as never, undefined, contextValues(state));
-    if (state?.meter && typeof uReq.body === 'object' && uReq.body !== null && Symbol.asyncIterator in uReq.body) {
+    if (body) uReq = { ...uReq, body };
+    else if (state?.meter && typeof uReq.body === 'object' && uReq.body !== null && Symbol.asyncIterator in uReq.body) {
       uReq = { ...uReq, body: metered(uReq.body as AsyncIterable<Uint8Array>, state.meter, logger) };
     }
     // Metered above as it arrives (the text), decoded here for the router.
@@ -134,5 +152,5 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
           error: String((reason as Error)?.message ?? reason),
         });
       });
-  };
+  }
 }

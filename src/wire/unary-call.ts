@@ -12,6 +12,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from '@connectrpc/connect';
+import type { NodeRequest } from '../http/face.ts';
 import type { RequestState } from '../http/request-state.ts';
 import { requestStateKey } from './context.ts';
 
@@ -32,19 +33,28 @@ export interface UnaryCall {
   early?: ConnectError;
 }
 
-/** Runs the call through the interceptors; the answer, or the error thrown (a ConnectError, or whatever the implementation threw). */
-export async function invokeUnary(call: UnaryCall): Promise<UnaryResponse> {
-  const { service, method, impl, early } = call;
-  const context = createHandlerContext({
-    service,
-    method,
+/** The handler context connect would make for the call; `init` presets its response headers and trailers (the gRPC face's). */
+export function unaryContext(call: UnaryCall, init: { responseHeader?: HeadersInit; responseTrailer?: HeadersInit } = {}): HandlerContext {
+  return createHandlerContext({
+    service: call.service,
+    method: call.method,
     protocolName: call.protocolName,
     requestMethod: call.requestMethod,
     url: call.url,
     requestSignal: call.signal,
     requestHeader: call.header,
     contextValues: createContextValues().set(requestStateKey, call.state),
+    ...init,
   });
+}
+
+/**
+ * Runs the call through the interceptors; the answer, or the error thrown (a ConnectError, or
+ * whatever the implementation threw). Headers and trailers the implementation sets land on
+ * `context`'s, also when it throws.
+ */
+export async function invokeUnary(call: UnaryCall, context: HandlerContext = unaryContext(call)): Promise<UnaryResponse> {
+  const { service, method, impl, early } = call;
   const output = method.output;
   const run = async (r: UnaryRequest): Promise<UnaryResponse> => {
     if (early) throw early;
@@ -76,4 +86,15 @@ export async function invokeUnary(call: UnaryCall): Promise<UnaryResponse> {
     contextValues: context.values,
     message: call.message,
   });
+}
+
+/** A node request's headers as connect hands them to a handler (HTTP/2 pseudo-headers left out). */
+export function headersOf(req: NodeRequest): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (name.startsWith(':') || value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, String(value));
+  }
+  return headers;
 }
