@@ -5,7 +5,6 @@
 import { create, isMessage, type DescMessage, type DescMethod, type DescService, type MessageShape } from '@bufbuild/protobuf';
 import {
   createContextValues,
-  createHandlerContext,
   type ConnectError,
   type HandlerContext,
   type Interceptor,
@@ -33,19 +32,27 @@ export interface UnaryCall {
   early?: ConnectError;
 }
 
-/** The handler context connect would make for the call; `init` presets its response headers and trailers (the gRPC face's). */
+/**
+ * The handler context connect would make for the call; `init` presets its response headers and
+ * trailers (the gRPC face's). Built here rather than by connect's createHandlerContext, which
+ * copies the request's headers once more and links a second abort controller (with a deadline
+ * timer) to the request's signal: the callers own both already, and no implementation reads a
+ * deadline.
+ */
 export function unaryContext(call: UnaryCall, init: { responseHeader?: HeadersInit; responseTrailer?: HeadersInit } = {}): HandlerContext {
-  return createHandlerContext({
+  return {
     service: call.service,
     method: call.method,
     protocolName: call.protocolName,
     requestMethod: call.requestMethod,
     url: call.url,
-    requestSignal: call.signal,
+    signal: call.signal,
+    timeoutMs: () => undefined,
     requestHeader: call.header,
-    contextValues: createContextValues().set(requestStateKey, call.state),
-    ...init,
-  });
+    responseHeader: new Headers(init.responseHeader),
+    responseTrailer: new Headers(init.responseTrailer),
+    values: createContextValues().set(requestStateKey, call.state),
+  };
 }
 
 /**
