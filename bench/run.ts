@@ -1088,17 +1088,19 @@ async function main(): Promise<number> {
   if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected && !upstreamSelected)
     throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
-  buildServers();
-
-  const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let runnable = selected;
-  // The gRPC rows need ghz (a Go binary): CI installs it (.ci/run); elsewhere they are left out, saying how to get it.
-  if (selected.some((p) => p.scenario.loader === 'ghz') && !findGhz()) {
+  // The gRPC rows (upstream mode's among them) need ghz, a Go binary: CI installs it (.ci/run);
+  // elsewhere they are left out, saying how to get it.
+  if ((upstreamSelected || selected.some((p) => p.scenario.loader === 'ghz')) && !findGhz()) {
     const message = `ghz not found (PATH, $(go env GOPATH)/bin, ~/go/bin): the gRPC rows need it; install it with \`${GHZ_INSTALL}\``;
     if (process.env.CI) throw new Error(`CI: ${message}`);
     log(`!!! SKIPPED the gRPC rows: ${message}`);
     runnable = runnable.filter((p) => p.scenario.loader !== 'ghz');
   }
+
+  buildServers();
+
+  const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
   let rtRunnable = rtSelected;
   let searchRunnable: StoreKind[] = searchStores;
   if (
