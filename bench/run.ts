@@ -1,13 +1,20 @@
 // `npm run bench`: every scenario of bench/scenarios.ts against a server started here in a
 // child process (so its RSS is its own), autocannon in this process, loopback only; the gRPC
-// scenario is driven by bench/h2-load.ts instead (autocannon speaks only HTTP/1.1), with the
-// same connections, warm-up and duration, one stream at a time per connection.
+// scenarios are driven by ghz instead (bench/ghz-load.ts: a native process of its own, as
+// autocannon speaks only HTTP/1.1), with the same connections, warm-up and duration, one stream
+// at a time per connection. The table names each row's loader and its CPU per request.
 // Gateway scenarios run on the embedded stores and on MongoDB-wire + Redis (FerretDB and
 // redis-server started like the tests do, unless MONGODB_URL / REDIS_URL are set).
 //
 // Three tables:
-//   1. Throughput on the embedded stores, beside raw-http, yoga-ping and yoga-durable (req/s, ratios,
-//      peak RSS).
+//   1. Throughput on the embedded stores, beside raw-http, yoga-ping and the floor of each protocol
+//      (req/s, ratios, peak RSS): yoga-durable (GraphQL), grpc-durable (gRPC) and connect-durable
+//      (Connect), bare servers whose one method commits one row through the same SQLite worker
+//      (bench/durable-rows.ts). Each row's "× floor" is its req/s over its protocol's floor's
+//      (REST has none), "× GraphQL" a wire row's over GraphQL updateHumanProfile's; after the
+//      table, the floors' block: those ratios for updateHumanProfile and their targets (gRPC
+//      ≥ 1.0 × GraphQL, gRPC ≥ 0.85 × its floor, GraphQL ≥ 0.85 × yoga-durable, peak RSS under
+//      250 MB on every row), also under "floors" in the JSON.
 //   2. The MongoDB path, one request at a time (bench/round-trips.ts): per operation, the
 //      MongoDB and Redis commands and the sequential round trips per request, counted by a
 //      TCP proxy in front of each server (bench/delay-proxy.ts), the gateway's own CPU per
@@ -25,11 +32,13 @@
 //   6. Upstream mode (bench/upstream.ts): updateHumanProfile through a gateway in upstream mode in
 //      front of an embedded gateway (two children), beside the same by GraphQL and by gRPC on the
 //      embedded one; then the upstream calls per GraphQL operation, from the front's /metrics.
-// Prints the tables and writes bench/results/latest.json.
+// Prints the tables and writes bench/results/latest.json. The gRPC rows need ghz (v0.120.0,
+// scripts/install-ghz.sh): without it they are left out, or with CI set the bench fails.
 //
 //   npm run bench                       10 s per scenario, 10 connections
 //   npm run bench:smoke                 1 s per scenario, 4 connections; fails on any error
 //   npm run bench -- --only updateHumanProfile/embedded,yoga-ping --cpu-prof
+//   npm run bench -- --only yoga-durable,grpc-durable,connect-durable,updateHumanProfile/embedded,updateHumanProfile-grpc/embedded,updateHumanProfile-connect/embedded
 //   npm run bench -- --only rt          the round-trip table only (rt:OPERATION/STORE selects less)
 //   npm run bench -- --only users-search,scale    tables 4 and 5 only
 //   npm run bench -- --only upstream    table 6 only
@@ -54,6 +63,7 @@ import autocannon from 'autocannon';
 import { MongoClient } from 'mongodb';
 import { startServers, type ServerChoice } from '../test/support/servers-start.ts';
 import { formatSummary, summarize, type ProfileSummary } from './cpuprofile-top.ts';
+import { floorsReport } from './floors.ts';
 import {
   proxiedMongoUrl,
   proxiedRedisUrl,
@@ -63,7 +73,7 @@ import {
   type Protocol,
   type Window,
 } from './delay-proxy.ts';
-import { h2Load, type H2LoadResult } from './h2-load.ts';
+import { findGhz, GHZ_INSTALL, ghzLoad } from './ghz-load.ts';
 import { startOtlpSink } from './otlp-sink.ts';
 import { isFailure, round, selfCheck, sequentialClient, type SelfCheck } from './round-trips.ts';
 import {
@@ -286,10 +296,25 @@ function rssSampler(pid: number) {
 
 // ---------------------------------------------------------------- load
 
-export interface Measured extends Omit<H2LoadResult, 'statusErrors'> {
-  /** 2xx answers that carry an error: a body naming "errors" (GraphQL), or a grpc-status other than 0 (gRPC). */
+/** One load run's figures, the same from autocannon and ghz (ms). */
+export interface Measured {
+  /** Answered requests (non-2xx and errors in 2xx answers among them); in flight at the deadline: not counted. */
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  non2xx: number;
+  /** No answer (connection errors, timeouts): not a request. */
+  errors: number;
+  timeouts: number;
+  /** 2xx answers that carry an error: a body naming "errors" (GraphQL), or a gRPC status other than OK. */
   graphqlErrors: number;
-  /** CPU time of this (the load-generating) process per request, to see that the client is not the bottleneck. */
+  /** The first failure, to say why. */
+  sample?: string;
+  /** Who sent the load. */
+  loader?: 'autocannon' | 'ghz';
+  /** CPU time of the load generator per request (this process for autocannon, the ghz process for ghz), to see that the client is not the bottleneck. */
   clientCpuMsPerRequest?: number;
 }
 
@@ -333,20 +358,18 @@ async function cannon(url: string, load: Load, connections: number, duration: nu
   };
 }
 
-/** One load run: autocannon, or bench/h2-load.ts when the load is HTTP/2 (gRPC). */
+const perRequest = (cpuMs: number, requests: number) => (requests ? Math.round((cpuMs / requests) * 1000) / 1000 : undefined);
+
+/** One load run: autocannon in this process, or ghz in its own (bench/ghz-load.ts) when the load is gRPC. */
 async function drive(url: string, load: Load, connections: number, duration: number): Promise<Measured> {
-  const cpu = process.cpuUsage();
-  let m: Measured;
-  if (load.h2) {
-    const r = await h2Load({ origin: new URL(url).origin, connections, duration, request: load.h2.request });
-    const { statusErrors, ...rest } = r;
-    m = { ...rest, graphqlErrors: statusErrors };
-  } else {
-    m = await cannon(url, load, connections, duration);
+  if (load.ghz) {
+    const { statusErrors, clientCpuMs, ...rest } = await ghzLoad({ origin: new URL(url).origin, connections, duration, call: load.ghz });
+    return { ...rest, graphqlErrors: statusErrors, loader: 'ghz', clientCpuMsPerRequest: perRequest(clientCpuMs, rest.requests) };
   }
+  const cpu = process.cpuUsage();
+  const m = await cannon(url, load, connections, duration);
   const used = process.cpuUsage(cpu);
-  if (m.requests) m.clientCpuMsPerRequest = Math.round(((used.user + used.system) / 1000 / m.requests) * 1000) / 1000;
-  return m;
+  return { ...m, loader: 'autocannon', clientCpuMsPerRequest: perRequest((used.user + used.system) / 1000, m.requests) };
 }
 
 // ---------------------------------------------------------------- runs
@@ -365,6 +388,10 @@ interface Row extends Measured {
   versus?: string;
   /** req/s divided by the `versus` scenario's req/s (1 for that scenario itself). */
   ratioGraphql?: number;
+  /** The floor of its protocol (yoga-durable, grpc-durable, connect-durable); none for REST and the baselines. */
+  floor?: string;
+  /** req/s divided by the floor's req/s, same run (1 for the floor itself). */
+  ratioFloor?: number;
   /** Read back after the measurement: storeWrites = sum of the users' sequences - 1, for the write scenarios. */
   check?: Record<string, number>;
   /** In the server during the measurement (perf_hooks.monitorEventLoopDelay, 10 ms resolution). */
@@ -457,6 +484,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
       store,
       what: scenario.what,
       ...(scenario.versus ? { versus: scenario.versus } : {}),
+      ...(scenario.floor ? { floor: scenario.floor } : {}),
       ...m,
       peakRssMb: 0,
       cpuMsPerRequest: m.requests ? round((during.cpuUs - before.cpuUs) / 1000 / m.requests, 3) : undefined,
@@ -510,7 +538,7 @@ async function runOne(plan: Plan, servers: { redis?: ServerChoice; mongo?: Serve
   log(
     `${label}: ${row.rps} req/s, p50 ${row.p50} ms, p99 ${row.p99} ms, peak RSS ${row.peakRssMb} MB` +
       (row.check?.storeWrites !== undefined ? `, ${row.requests} requests / ${row.check.storeWrites} store writes` : '') +
-      (row.clientCpuMsPerRequest !== undefined ? `, client CPU ${row.clientCpuMsPerRequest} ms/req` : ''),
+      (row.clientCpuMsPerRequest !== undefined ? `, client (${row.loader}) CPU ${row.clientCpuMsPerRequest} ms/req` : ''),
   );
   return { row, latency };
 }
@@ -895,7 +923,9 @@ function table(rows: Row[]): string {
     '× raw-http',
     '× yoga-ping',
     '× GraphQL',
+    '× floor',
     'server CPU ms/req',
+    'loader: client CPU ms/req',
     'requests / store writes',
   ];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((h, i) => (i < 2 ? '---' : '---:')).join('|')}|`];
@@ -912,7 +942,9 @@ function table(rows: Row[]): string {
         ratio(r.ratioRawHttp),
         ratio(r.ratioYogaPing),
         ratio(r.ratioGraphql),
+        ratio(r.ratioFloor),
         fmt(r.cpuMsPerRequest, 2),
+        `${r.loader ?? '-'}: ${fmt(r.clientCpuMsPerRequest, 2)}`,
         r.check?.storeWrites !== undefined ? `${r.requests} / ${r.check.storeWrites}` : '-',
       ].join(' | ')} |`,
     );
@@ -1056,10 +1088,19 @@ async function main(): Promise<number> {
   if (!selected.length && !rtSelected.length && !searchStores.length && !scaleSelected && !upstreamSelected)
     throw new Error(`--only ${opts.only.join(',')} selects no scenario`);
 
+  let runnable = selected;
+  // The gRPC rows (upstream mode's among them) need ghz, a Go binary: CI installs it (.ci/run);
+  // elsewhere they are left out, saying how to get it.
+  if ((upstreamSelected || selected.some((p) => p.scenario.loader === 'ghz')) && !findGhz()) {
+    const message = `ghz not found (PATH, $(go env GOPATH)/bin, ~/go/bin): the gRPC rows need it; install it with \`${GHZ_INSTALL}\``;
+    if (process.env.CI) throw new Error(`CI: ${message}`);
+    log(`!!! SKIPPED the gRPC rows: ${message}`);
+    runnable = runnable.filter((p) => p.scenario.loader !== 'ghz');
+  }
+
   buildServers();
 
   const servers: { redis?: ServerChoice; mongo?: ServerChoice } = {};
-  let runnable = selected;
   let rtRunnable = rtSelected;
   let searchRunnable: StoreKind[] = searchStores;
   if (
@@ -1079,7 +1120,7 @@ async function main(): Promise<number> {
       const message = `MongoDB-wire + Redis scenarios cannot run: ${[redis.problem, mongo.problem].filter(Boolean).join('; ')}`;
       if (process.env.CI) throw new Error(`CI: ${message}`);
       log(`!!! SKIPPED: ${message}`);
-      runnable = selected.filter((p) => p.store !== 'mongodb+redis');
+      runnable = runnable.filter((p) => p.store !== 'mongodb+redis');
       rtRunnable = rtSelected.filter((p) => p.store !== 'mongodb+redis');
       searchRunnable = searchStores.filter((store) => store !== 'mongodb+redis');
     }
@@ -1137,6 +1178,9 @@ async function main(): Promise<number> {
       r.ratioGraphql = Math.round((r.rps / base.rps) * 1000) / 1000;
       base.ratioGraphql = 1;
     }
+    // The floors run once, without a store: every store's rows are set against the same run's floor.
+    const floor = r.floor ? rows.find((f) => f.scenario === r.floor) : undefined;
+    if (floor?.rps) r.ratioFloor = Math.round((r.rps / floor.rps) * 1000) / 1000;
   }
 
   const profileRow = rows.find((r) => r.scenario === 'updateHumanProfile' && r.store === 'embedded');
@@ -1153,6 +1197,7 @@ async function main(): Promise<number> {
   const searchP99 = searchRuns.find((r) => r.store === 'embedded')?.rows.find((r) => r.scenario === 'users-search');
   const biggest = scaleRows.at(-1);
   const scaleFailures = scaleRows.flatMap((r) => r.starts).reduce((n, s) => n + s.failures, 0);
+  const floors = floorsReport(rows);
   const targets = {
     updateHumanProfileVsYogaPing:
       profileRow?.ratioYogaPing !== undefined
@@ -1266,6 +1311,7 @@ async function main(): Promise<number> {
             : ''),
       );
     }
+    lines.push(...floors.lines);
   }
   if (latency) {
     lines.push(
@@ -1425,6 +1471,7 @@ async function main(): Promise<number> {
       scale: scaleRows,
       upstream: upstreamRun,
       targets,
+      floors: { ratios: floors.ratios, targets: floors.targets },
       table: table(speedRows),
       roundTripTable: rtRows.length ? roundTripTable(rtRows, opts.delayMs) : undefined,
       errorCheckTable: checkRows.length ? errorCheckTable(checkRows, servers.mongo?.how.startsWith('given') ?? false) : undefined,

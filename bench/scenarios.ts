@@ -2,26 +2,29 @@
 // autocannon run (warm-up and measurement), so a run never starts from the state
 // another one left: write scenarios get their own users each time.
 // The wire scenarios (gRPC, Connect-JSON, REST) send the same change as the GraphQL
-// updateHumanProfile one; the gRPC one goes through bench/h2-load.ts, the rest through autocannon.
-import { create, toBinary } from '@bufbuild/protobuf';
-import { UpdateHumanProfileRequestSchema } from '@zitadel/proto/zitadel/management_pb.js';
+// updateHumanProfile one; the gRPC ones go through ghz (bench/ghz-load.ts), the rest through autocannon.
+// Each protocol has its floor, a bare server that commits the same one row before it answers:
+// yoga-durable (GraphQL), grpc-durable and connect-durable (connect-node, gRPC and Connect).
 import type autocannon from 'autocannon';
-import type { H2Request } from './h2-load.ts';
+import { ghzWorker, REQUEST_NUMBER, WORKER_ID, type GhzCall } from './ghz-load.ts';
 
-/** gateway-front: the gateway in upstream mode (ZITADEL_URL), in front of a `gateway` child (bench/upstream.ts). */
-export type ServerKind = 'raw-http' | 'yoga-ping' | 'yoga-durable' | 'gateway' | 'gateway-front';
+/**
+ * gateway-front: the gateway in upstream mode (ZITADEL_URL), in front of a `gateway` child
+ * (bench/upstream.ts). connect-durable: the wire faces' floor (bench/connect-floor.ts).
+ */
+export type ServerKind = 'raw-http' | 'yoga-ping' | 'yoga-durable' | 'connect-durable' | 'gateway' | 'gateway-front';
 
-/** A started server: its GraphQL URL and, for the gateway, an administrator token. */
+/** A started server: its GraphQL URL (connect-durable: its origin) and, for the gateway, an administrator token. */
 export interface Target {
   url: string;
   adminToken?: string;
 }
 
-/** One run's requests (autocannon's options, or HTTP/2 requests for bench/h2-load.ts), and a check of the server's state after it. */
+/** One run's requests (autocannon's options, or ghz's call for gRPC), and a check of the server's state after it. */
 export interface Load {
   options?: Pick<autocannon.Options, 'requests' | 'setupClient' | 'method' | 'headers' | 'body' | 'timeout'>;
-  /** Instead of autocannon (HTTP/1.1 only): the n-th HTTP/2 request of each connection, for gRPC. */
-  h2?: { request(connection: number, n: number): H2Request };
+  /** Instead of autocannon (HTTP/1.1 only): the gRPC call ghz makes (bench/ghz-load.ts), a worker per connection. */
+  ghz?: GhzCall;
   /** Reads back what the run wrote (e.g. the users' sequences); for the report. */
   after?: () => Promise<Record<string, number>>;
 }
@@ -32,6 +35,10 @@ export interface Scenario {
   what: string;
   /** The scenario of the same store and run whose req/s this one's is divided by (the × GraphQL column). */
   versus?: string;
+  /** The floor of its protocol (the × floor column): yoga-durable, grpc-durable or connect-durable; none for REST. */
+  floor?: string;
+  /** Who sends the load: ghz for gRPC (bench/ghz-load.ts), else autocannon. */
+  loader?: 'ghz';
   /** The gateway exports OpenTelemetry traces (every request sampled) to a local OTLP sink (bench/otlp-sink.ts). */
   tracing?: boolean;
   /** Gateway scenarios run once per store setup (embedded; MongoDB-wire + Redis). */
@@ -111,13 +118,13 @@ const RUN = `${Date.now().toString(36)}${process.pid.toString(36)}`;
 let userSeq = 0;
 export const uniqueEmail = (prefix: string) => `${prefix}-${RUN}-${(userSeq++).toString(36)}@bench.example.com`;
 
-/** Users made for one run, one per connection, in a state neither alternative equals. */
-export async function makeUsers(target: Target, count: number): Promise<{ id: string; email: string }[]> {
+/** Users made for one run, one per connection, in a state neither alternative equals; `id(i)`: their ids chosen here. */
+export async function makeUsers(target: Target, count: number, id?: (i: number) => string): Promise<{ id: string; email: string }[]> {
   return Promise.all(
-    Array.from({ length: count }, async () => {
+    Array.from({ length: count }, async (_, i) => {
       const email = uniqueEmail('start');
       const data = await graphql(target, OPS.addHumanUser, {
-        input: { profile: { firstName: 'Bench', lastName: 'Start' }, email: { email, isVerified: true } },
+        input: { ...(id ? { userId: id(i) } : {}), profile: { firstName: 'Bench', lastName: 'Start' }, email: { email, isVerified: true } },
       });
       return { id: data.addHumanUser.userId as string, email };
     }),
@@ -184,32 +191,33 @@ export const PROFILES = [
 
 const UPDATE_HUMAN_PROFILE_RPC = '/zitadel.management.v1.ManagementService/UpdateHumanProfile';
 
-/** A gRPC length-prefixed message: flag 0, the length as uint32 big-endian, the protobuf bytes. */
-function grpcFrame(message: Uint8Array): Buffer {
-  const frame = Buffer.alloc(5 + message.length);
-  frame.writeUInt32BE(message.length, 1);
-  frame.set(message, 5);
-  return frame;
+/**
+ * gRPC through ghz: worker c (one per connection) changes the user `${prefix}${ghzWorker(c)}`,
+ * every request a real change, as ghz numbers the requests of a run (.RequestNumber, unique) and
+ * the last name carries it ("Lovelace-1234": a short name, as the GraphQL row's two profiles).
+ */
+function grpcCall(target: Target, prefix: string): GhzCall {
+  return {
+    call: UPDATE_HUMAN_PROFILE_RPC.slice(1),
+    data: JSON.stringify({ userId: `${prefix}${WORKER_ID}`, firstName: 'Ada', lastName: `Lovelace-${REQUEST_NUMBER}` }),
+    ...(target.adminToken ? { metadata: { authorization: `Bearer ${target.adminToken}` } } : {}),
+  };
 }
 
-/** gRPC over HTTP/2 (bench/h2-load.ts): connection c sends its user's two profiles in turn. */
-function grpcAlternating(target: Target, users: { id: string }[]): Load {
-  const frames = users.map((u) =>
-    PROFILES.map((p) =>
-      grpcFrame(toBinary(UpdateHumanProfileRequestSchema, create(UpdateHumanProfileRequestSchema, { userId: u.id, ...p }))),
-    ),
-  );
-  const h2Headers = {
-    ':method': 'POST',
-    ':path': UPDATE_HUMAN_PROFILE_RPC,
-    'content-type': 'application/grpc',
-    te: 'trailers',
-    authorization: `Bearer ${target.adminToken}`,
-  };
-  return {
-    h2: { request: (c, n) => ({ headers: h2Headers, body: frames[c % frames.length]![n % 2]! }) },
-    after: () => storeWrites(target, users),
-  };
+/** A prefix of ids new for each run (a floor counts its rows back by it). */
+const runPrefix = () => `${RUN}-${(userSeq++).toString(36)}-`;
+
+/** The floors' ids: `${prefix}${connection}`. */
+function floorIds(connections: number): { prefix: string; ids: { id: string }[] } {
+  const prefix = runPrefix();
+  return { prefix, ids: Array.from({ length: connections }, (_, c) => ({ id: `${prefix}${c}` })) };
+}
+
+/** connect-durable's read-back: the rows committed for the run's ids. */
+async function floorWritten(target: Target, prefix: string): Promise<Record<string, number>> {
+  const res = await fetch(`${new URL(target.url).origin}/written?prefix=${encodeURIComponent(prefix)}`);
+  if (!res.ok) throw new Error(`/written: ${res.status} ${await res.text()}`);
+  return { storeWrites: ((await res.json()) as { written: number }).written };
 }
 
 /** A new user per request: setupRequest numbers them from one counter shared by all connections. */
@@ -272,9 +280,9 @@ export const scenarios: Scenario[] = [
     name: 'yoga-durable',
     server: 'yoga-durable',
     what: 'yoga-ping whose mutation commits one row to SQLite (worker thread, group commit, synchronous=FULL) before it answers: the floor of a durable write',
+    floor: 'yoga-durable',
     async load(target, connections) {
-      const prefix = `${RUN}-${(userSeq++).toString(36)}-`;
-      const ids = Array.from({ length: connections }, (_, c) => ({ id: `${prefix}${c}` }));
+      const { prefix, ids } = floorIds(connections);
       const load = alternatingPerConnection(target, ids, (u) =>
         graphqlPosts(body(OPS.save, { id: u.id, ...PROFILES[0] }), body(OPS.save, { id: u.id, ...PROFILES[1] })),
       );
@@ -282,14 +290,46 @@ export const scenarios: Scenario[] = [
     },
   },
   {
+    name: 'grpc-durable',
+    server: 'connect-durable',
+    what: "bare connect-node (one method, the gateway's one-port h2c arrangement) whose UpdateHumanProfile commits one row as yoga-durable does, over gRPC from ghz: the floor of the gRPC face",
+    floor: 'grpc-durable',
+    loader: 'ghz',
+    async load(target) {
+      const prefix = runPrefix();
+      return { ghz: grpcCall(target, prefix), after: () => floorWritten(target, prefix) };
+    },
+  },
+  {
+    name: 'connect-durable',
+    server: 'connect-durable',
+    what: 'the same floor over Connect with a JSON body (HTTP/1.1, autocannon): the floor of the Connect face',
+    floor: 'connect-durable',
+    async load(target, connections) {
+      const { prefix, ids } = floorIds(connections);
+      const load = alternatingPerConnection(
+        target,
+        ids,
+        (u) =>
+          PROFILES.map((p) => ({ method: 'POST', path: UPDATE_HUMAN_PROFILE_RPC, body: JSON.stringify({ userId: u.id, ...p }) })) as [
+            HttpRequest,
+            HttpRequest,
+          ],
+      );
+      return { ...load, after: () => floorWritten(target, prefix) };
+    },
+  },
+  {
     name: 'updateHumanProfile',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'JWT check, permission, validation, store append; each connection alternates two profiles of its own user',
     load: alternatingProfiles,
   },
   {
     name: 'updateHumanProfile (tracing on)',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'the same as updateHumanProfile with OpenTelemetry traces on: every request sampled, its spans exported over OTLP to a local sink',
     versus: 'updateHumanProfile',
     tracing: true,
@@ -298,10 +338,14 @@ export const scenarios: Scenario[] = [
   {
     name: 'updateHumanProfile-grpc',
     server: 'gateway',
-    what: 'the same change as ManagementService/UpdateHumanProfile over gRPC (h2c, bench/h2-load.ts, one stream at a time per connection)',
+    what: 'the same change as ManagementService/UpdateHumanProfile over gRPC (h2c, ghz, one stream at a time per connection)',
     versus: 'updateHumanProfile',
+    floor: 'grpc-durable',
+    loader: 'ghz',
     async load(target, connections) {
-      return grpcAlternating(target, await makeUsers(target, connections));
+      const prefix = runPrefix();
+      const users = await makeUsers(target, connections, (c) => `${prefix}${ghzWorker(c)}`);
+      return { ghz: grpcCall(target, prefix), after: () => storeWrites(target, users) };
     },
   },
   {
@@ -309,6 +353,7 @@ export const scenarios: Scenario[] = [
     server: 'gateway',
     what: 'the same change as ManagementService/UpdateHumanProfile over Connect with a JSON body (HTTP/1.1)',
     versus: 'updateHumanProfile',
+    floor: 'connect-durable',
     async load(target, connections) {
       const users = await makeUsers(target, connections);
       return alternatingPerConnection(target, users, (u) => [
@@ -333,6 +378,7 @@ export const scenarios: Scenario[] = [
   {
     name: 'setEmail-return',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'setEmail with returnCode (store append + code store); each connection alternates two addresses of its own user',
     async load(target, connections) {
       const users = await makeUsers(target, connections);
@@ -347,6 +393,7 @@ export const scenarios: Scenario[] = [
   {
     name: 'updateHumanPhone',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'updateHumanPhone, verified (store append + phone code cleared); each connection alternates two numbers of its own user',
     async load(target, connections) {
       const users = await makeUsers(target, connections);
@@ -361,18 +408,21 @@ export const scenarios: Scenario[] = [
   {
     name: 'addHumanUser',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'a new user (unique email/username) per request, no password',
     load: async (target) => uniqueUsers(target, false),
   },
   {
     name: 'addHumanUser+password',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'a new user per request with a password: bcrypt at BCRYPT_COST (default 10)',
     load: async (target) => uniqueUsers(target, true),
   },
   {
     name: 'me',
     server: 'gateway',
+    floor: 'yoga-durable',
     what: 'query me with all user fields (read cost)',
     load: async (target) => fixed(target, OPS.me),
   },

@@ -1,5 +1,7 @@
 // One server under load, in its own process so the bench can read its RSS:
-//   node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway|gateway-front   (after npm run build)
+//   node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|connect-durable|gateway|gateway-front   (after npm run build)
+// yoga-durable and connect-durable are the floors of a durable write under GraphQL and under the
+// wire faces (gRPC over h2c, Connect over HTTP/1.1, one port); connect-durable prints its origin.
 // gateway-front is the gateway in upstream mode (ZITADEL_URL in the environment: the upstream,
 // e.g. another child's gateway), with GET /metrics on a port of its own (metricsUrl).
 // Prints one JSON line on stdout when it listens ({ url, adminToken?, metricsUrl?, readyUs }) and stops on
@@ -11,10 +13,10 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createSchema, createYoga } from 'graphql-yoga';
+import { durableRows, type DurableRows } from './durable-rows.ts';
 
 const kind = process.argv[2];
 
@@ -50,7 +52,7 @@ process.on('SIGUSR2', () => {
   loopDelay.reset();
 });
 
-async function listen(server: Server): Promise<string> {
+async function listen(server: NetServer): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -96,61 +98,19 @@ function yogaPing(): Server {
 
 /**
  * The floor of a durable write under graphql-yoga: yoga-ping's server whose mutation appends one
- * row to SQLite before it answers, the least any gateway that answers only after a durable
- * commit has to do. The row goes to a worker thread (no disk call on the event loop) that writes
- * every row queued meanwhile in one transaction (group commit: one fsync for all), with the
- * embedded store's durability (WAL, synchronous=FULL, exclusive lock), and answers each row.
- * No token, permission, validation, log line or read: the gateway's own work on top of this
- * is what separates updateHumanProfile from it.
+ * row to SQLite before it answers (durable-rows.ts: worker thread, group commit). No token,
+ * permission, validation, log line or read: the gateway's own work on top of this is what
+ * separates updateHumanProfile from it.
  */
-function yogaDurable(dataDir: string): { server: Server; close: () => Promise<void> } {
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    const { DatabaseSync } = require('node:sqlite');
-    const db = new DatabaseSync(workerData.path);
-    db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
-    db.exec('CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, aggregate TEXT NOT NULL, payload TEXT NOT NULL)');
-    const insert = db.prepare('INSERT INTO events (aggregate, payload) VALUES (?, ?)');
-    const begin = db.prepare('BEGIN IMMEDIATE'), commit = db.prepare('COMMIT');
-    let queue = [];
-    const flush = () => {
-      const batch = queue;
-      queue = [];
-      begin.run();
-      const seqs = batch.map((r) => Number(insert.run(r.aggregate, r.payload).lastInsertRowid));
-      commit.run();
-      parentPort.postMessage(batch.map((r, i) => [r.id, seqs[i]]));
-    };
-    const count = db.prepare("SELECT COUNT(*) AS n FROM events WHERE aggregate LIKE ? || '%'");
-    parentPort.on('message', (row) => {
-      if (row.countPrefix !== undefined) parentPort.postMessage([[row.id, count.get(row.countPrefix).n]]);
-      else if (queue.push(row) === 1) setImmediate(flush);
-    });`,
-    { eval: true, workerData: { path: path.join(dataDir, 'floor.sqlite') } },
-  );
-  const waiting = new Map<number, (seq: number) => void>();
-  let next = 0;
-  worker.on('message', (answers: [number, number][]) => {
-    for (const [id, seq] of answers) {
-      waiting.get(id)!(seq);
-      waiting.delete(id);
-    }
-  });
-  const ask = (message: Record<string, string>) =>
-    new Promise<number>((resolve) => {
-      const id = next++;
-      waiting.set(id, resolve);
-      worker.postMessage({ id, ...message });
-    });
+function yogaDurable(rows: DurableRows): Server {
   const yoga = createYoga({
     schema: createSchema({
       typeDefs: 'type Query { written(prefix: String!): Int }\ntype Mutation { save(id: ID!, firstName: String!, lastName: String!): Int }',
       resolvers: {
         // The rows committed for ids starting with prefix: the bench's check that every answer was a write.
-        Query: { written: (_: unknown, a: { prefix: string }) => ask({ countPrefix: a.prefix }) },
+        Query: { written: (_: unknown, a: { prefix: string }) => rows.count(a.prefix) },
         Mutation: {
-          save: (_: unknown, a: { id: string; firstName: string; lastName: string }) =>
-            ask({ aggregate: a.id, payload: JSON.stringify(a) }),
+          save: (_: unknown, a: { id: string; firstName: string; lastName: string }) => rows.append(a.id, JSON.stringify(a)),
         },
       },
     }),
@@ -159,8 +119,7 @@ function yogaDurable(dataDir: string): { server: Server; close: () => Promise<vo
     graphiql: false,
     logging: false,
   });
-  const server = createServer(yoga);
-  return { server, close: async () => void (await worker.terminate()) };
+  return createServer(yoga);
 }
 
 function diffStats() {
@@ -195,16 +154,30 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   const url = await listen(server);
   stop = closeServer(server);
   out({ url, readyUs: nowUs() });
-} else if (kind === 'yoga-durable') {
-  const dataDir = process.env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'yoga-durable-'));
+} else if (kind === 'yoga-durable' || kind === 'connect-durable') {
+  const dataDir = process.env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), `${kind}-`));
   mkdirSync(dataDir, { recursive: true });
-  const floor = yogaDurable(dataDir);
-  const url = await listen(floor.server);
-  stop = async () => {
-    await closeServer(floor.server)();
-    await floor.close();
-  };
-  out({ url, readyUs: nowUs() });
+  const rows = durableRows(dataDir);
+  if (kind === 'yoga-durable') {
+    const server = yogaDurable(rows);
+    const url = await listen(server);
+    stop = async () => {
+      await closeServer(server)();
+      await rows.close();
+    };
+    out({ url, readyUs: nowUs() });
+  } else {
+    // Loaded only here: the other floors do not pay for connect's and @zitadel/proto's modules.
+    const { connectFloor } = await import('./connect-floor.ts');
+    const floor = connectFloor(rows);
+    const url = await listen(floor.server);
+    stop = async () => {
+      await floor.close();
+      await rows.close();
+    };
+    // The origin: gRPC and Connect paths are the method's, /written the read-back.
+    out({ url: new URL(url).origin, readyUs: nowUs() });
+  }
 } else if (kind === 'gateway') {
   // Loaded only here: the baselines do not pay for the gateway's modules.
   const { loadConfig } = await import('../src/config.ts');
@@ -238,6 +211,8 @@ if (kind === 'raw-http' || kind === 'yoga-ping') {
   };
   out({ url, metricsUrl, readyUs: nowUs() });
 } else {
-  process.stderr.write(`usage: node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|gateway|gateway-front (got ${kind})\n`);
+  process.stderr.write(
+    `usage: node dist/bench/server-child.js raw-http|yoga-ping|yoga-durable|connect-durable|gateway|gateway-front (got ${kind})\n`,
+  );
   process.exit(2);
 }
