@@ -38,4 +38,4 @@ EXPOSE 4000
 # node itself is the main process, so SIGTERM/SIGINT reach the gateway's shutdown handler.
 # The V8 flags are package.json's start:prod ones (docs/operations.md, "Memory"): a smaller young
 # generation and old space grown by at most 2x live data keep RSS near what is live.
-CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=100", "dist/gateway/main.js"]
+CMD ["node", "--max-semi-space-size=8", "--heap-growing-percent=50", "dist/gateway/main.js"]
