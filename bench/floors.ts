@@ -9,6 +9,8 @@ export interface FloorRow extends Measured {
   scenario: string;
   store: string;
   peakRssMb: number;
+  /** The server's CPU (all threads) per request during the measurement. */
+  cpuMsPerRequest?: number;
   floor?: string;
   ratioFloor?: number;
   ratioGraphql?: number;
@@ -29,6 +31,8 @@ export interface FloorRatio {
   floor: string;
   floorRps: number;
   ratio: number;
+  /** The server's CPU per request on the row, less the floor's: what the gateway adds to the floor's work (ms). */
+  ownCpuMs?: number;
 }
 
 const PROTOCOLS = [
@@ -46,8 +50,13 @@ export function floorsReport(rows: FloorRow[]): { ratios: FloorRatio[]; targets:
   for (const [protocol, scenario] of PROTOCOLS) {
     const row = find(scenario, 'embedded');
     const floor = row?.floor ? find(row.floor) : undefined;
-    if (row?.ratioFloor !== undefined && floor)
-      ratios.push({ protocol, scenario, rps: row.rps, floor: floor.scenario, floorRps: floor.rps, ratio: row.ratioFloor });
+    if (row?.ratioFloor !== undefined && floor) {
+      const own =
+        row.cpuMsPerRequest !== undefined && floor.cpuMsPerRequest !== undefined
+          ? Math.round((row.cpuMsPerRequest - floor.cpuMsPerRequest) * 1000) / 1000
+          : undefined;
+      ratios.push({ protocol, scenario, rps: row.rps, floor: floor.scenario, floorRps: floor.rps, ratio: row.ratioFloor, ownCpuMs: own });
+    }
   }
   const ofProtocol = (p: FloorRatio['protocol']) => ratios.find((r) => r.protocol === p);
   const graphql = find('updateHumanProfile', 'embedded');
@@ -90,7 +99,11 @@ export function floorsReport(rows: FloorRow[]): { ratios: FloorRatio[]; targets:
       '',
       'Floors and ratios (req/s, same run, embedded store; a floor commits the same one row in the same protocol, nothing else):',
     );
-    for (const r of ratios) lines.push(`- ${r.protocol}: ${r.scenario} ${r.rps} ÷ ${r.floor} ${r.floorRps} = ${r2(r.ratio)}`);
+    for (const r of ratios)
+      lines.push(
+        `- ${r.protocol}: ${r.scenario} ${r.rps} ÷ ${r.floor} ${r.floorRps} = ${r2(r.ratio)}` +
+          (r.ownCpuMs === undefined ? '' : `; server CPU over the floor's: ${r.ownCpuMs >= 0 ? '+' : ''}${r.ownCpuMs.toFixed(2)} ms/req`),
+      );
     if (grpc?.ratioGraphql !== undefined && graphql)
       lines.push(`- gRPC ÷ GraphQL: updateHumanProfile-grpc ${grpc.rps} ÷ updateHumanProfile ${graphql.rps} = ${r2(grpc.ratioGraphql)}`);
     const durable = find('yoga-durable');
