@@ -84,7 +84,7 @@ function nodeHeaders(headers: Headers): Record<string, string> {
   return out;
 }
 
-/** Serves the call whose whole request message is `message`; never rejects (a failure is answered, a write error ends the stream). */
+/** Serves the call whose whole request message is `message`; a failure of the call is answered (the adapter ends the stream on anything else). */
 export async function serveGrpcUnary(
   req: NodeRequest,
   res: NodeResponse,
@@ -134,7 +134,7 @@ export async function serveGrpcUnary(
     await writeError(res, context, err);
     return;
   }
-  if (res.destroyed) return;
+  if (res.destroyed) return; // the client went while the call ran
   (res as Http2ServerResponse).writeHead(200, nodeHeaders(context.responseHeader));
   res.addTrailers(nodeHeaders(context.responseTrailer));
   res.end(body);

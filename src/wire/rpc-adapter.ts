@@ -110,12 +110,22 @@ export function createRpcAdapter(options: RpcAdapterOptions): NodeHandler {
     }
     const fast = unaryMethods.get(path);
     if (fast && fastPathFits(req, fast.method)) {
-      void readWhole(req, state?.meter, (chunks, size) => mayBeSingleMessage(chunks, size, readMaxBytes), logger).then((read) => {
-        if (read.kind === 'closed') return; // the client went before the end of its request: no one to answer
-        const message = read.kind === 'whole' ? singleMessage(read.body, readMaxBytes) : undefined;
-        if (message) return serveGrpcUnary(req, res, state, fast, message, fastOptions);
-        viaRouter(req, res, state, handler, replay(req, read, state?.meter, logger));
-      });
+      readWhole(req, state?.meter, (chunks, size) => mayBeSingleMessage(chunks, size, readMaxBytes), logger)
+        .then((read) => {
+          if (read.kind === 'closed') return; // the client went before the end of its request: no one to answer
+          const message = read.kind === 'whole' ? singleMessage(read.body, readMaxBytes) : undefined;
+          if (message) return serveGrpcUnary(req, res, state, fast, message, fastOptions);
+          viaRouter(req, res, state, handler, replay(req, read, state?.meter, logger));
+        })
+        .catch((reason: unknown) => {
+          // Nothing above should throw; if it does, the stream ends rather than the process.
+          logger.log('error', 'rpc handler failed', {
+            requestId: state?.requestId ?? null,
+            method: `${fast.method.parent.typeName}/${fast.method.name}`,
+            error: String((reason as Error)?.message ?? reason),
+          });
+          res.destroy();
+        });
       return;
     }
     viaRouter(req, res, state, handler);
