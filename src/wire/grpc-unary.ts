@@ -37,9 +37,9 @@ export interface GrpcUnaryOptions {
 const CONTENT_TYPE = 'application/grpc+proto';
 const canceled = () => new ConnectError('the client closed the request', Code.Canceled);
 
-/** True for a request the fast path may take, before its body is read: binary gRPC, POST, no request compression, a valid grpc-timeout if any. */
+/** True for a request the fast path may take, before its body is read: binary gRPC over HTTP/2, POST, no request compression, a valid grpc-timeout if any. */
 export function fastPathFits(req: NodeRequest, method: DescMethod | undefined): method is DescMethod {
-  if (method?.methodKind !== 'unary' || req.method !== 'POST') return false;
+  if (method?.methodKind !== 'unary' || req.method !== 'POST' || req.httpVersionMajor !== 2) return false;
   const headers = req.headers;
   if (parseContentType(String(headers['content-type'] ?? ''))?.binary !== true) return false;
   const encoding = headers['grpc-encoding'];
@@ -112,7 +112,7 @@ export async function serveGrpcUnary(
     impl: target.impl,
     protocolName: 'grpc',
     requestMethod: 'POST',
-    url: `http://${String(headers[':authority'] ?? headers.host ?? 'localhost')}${req.url ?? ''}`,
+    url: `${(req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'}://${String(headers[':authority'] ?? headers.host ?? 'localhost')}${req.url ?? ''}`,
     signal: abort.signal,
     header: headersOf(req),
     state,
