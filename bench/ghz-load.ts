@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { create, toBinary, type DescFile } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema } from '@bufbuild/protobuf/wkt';
+import type { Measured } from './run.ts';
 import { file_zitadel_management } from '@zitadel/proto/zitadel/management_pb.js';
 
 export const GHZ_VERSION = 'v0.120.0';
@@ -48,22 +49,12 @@ export interface GhzLoadOptions {
   timeoutMs?: number;
 }
 
-/** The figures bench/run.ts reports for autocannon, in the same units (ms). */
-export interface GhzLoadResult {
-  requests: number;
-  rps: number;
-  p50: number;
-  p99: number;
-  max: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
+/** The figures bench/run.ts reports for autocannon, in the same units (ms), with the gRPC status errors apart and ghz's own CPU (user + system) over the run. */
+export type GhzLoadResult = Omit<Measured, 'graphqlErrors' | 'loader' | 'clientCpuMsPerRequest'> & {
   /** Answers whose gRPC status is not OK. */
   statusErrors: number;
-  sample?: string;
-  /** ghz's own CPU (user + system) over the run, ms. */
   clientCpuMs: number;
-}
+};
 
 /** ghz's JSON report (-O json), the fields read here; durations in ns. */
 interface GhzReport {
