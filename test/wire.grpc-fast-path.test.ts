@@ -4,10 +4,12 @@
 // answer: headers, message bytes and trailers, for a read, a write, a command's error and a
 // message that does not decode. Then the shapes the fast path hands over: a prefix over the cap
 // is answered before the body ends, a second message and an empty body are connect's errors.
+// Last, that the plain call really took the fast path.
 import { gzipSync } from 'node:zlib';
-import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
+import { connect as http2Connect, createServer as createHttp2Server, type ClientHttp2Session, type Http2Server } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape } from '@bufbuild/protobuf';
-import { Code } from '@connectrpc/connect';
+import { Code, createContextValues, type HandlerContext } from '@connectrpc/connect';
 import { GetMyUserRequestSchema } from '@zitadel/proto/zitadel/auth_pb.js';
 import {
   GetUserByIDRequestSchema,
@@ -15,6 +17,9 @@ import {
   UpdateHumanProfileResponseSchema,
 } from '@zitadel/proto/zitadel/management_pb.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/log.ts';
+import { HealthCheckRequestSchema, HealthCheckResponseSchema, HealthService, ServingStatus } from '../src/wire/health.ts';
+import { createRpcAdapter } from '../src/wire/rpc-adapter.ts';
 import { startGateway, type TestGateway } from './support/gateway.ts';
 import { answerOf, grpcRequestHeaders, prefix, type Answer } from './support/grpc-raw.ts';
 
@@ -125,5 +130,56 @@ describe('shapes the fast path hands to the router', () => {
     const a = await answer;
     expect(a.grpcStatus).toBe(0);
     expect(a.body.toString('latin1')).toContain(gw.adminId);
+  });
+});
+
+describe('which path served the call', () => {
+  // The comparisons above hold whichever path serves a call; this tells the paths apart. The
+  // adapter is the gateway's, on a real HTTP/2 server, with a Health service whose answer says
+  // whether its handler context carries the call's grpc-timeout: connect's router builds a
+  // context with the deadline, the fast path its own, which leaves deadlines out (no
+  // implementation of the gateway reads one).
+  let server: Http2Server;
+  let own: ClientHttp2Session;
+  beforeAll(async () => {
+    const adapter = createRpcAdapter({
+      grpc: true,
+      readMaxBytes: 1 << 20,
+      logger: createLogger('error', () => undefined),
+      contextValues: () => createContextValues(),
+      routes(router) {
+        router.service(HealthService, {
+          check: (_req: unknown, ctx: HandlerContext) => ({
+            status: ctx.timeoutMs() === undefined ? ServingStatus.SERVING : ServingStatus.NOT_SERVING,
+          }),
+        } as never);
+      },
+    });
+    server = createHttp2Server((req, res) => adapter(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    own = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  });
+  afterAll(async () => {
+    own?.close();
+    await new Promise((resolve) => server?.close(resolve));
+  });
+
+  const check = async (compressed: boolean) => {
+    const stream = own.request({
+      ...grpcRequestHeaders('/grpc.health.v1.Health/Check', 'unused'),
+      'grpc-timeout': '10S',
+      ...(compressed ? { 'grpc-encoding': 'gzip' } : {}),
+    });
+    const answer = answerOf(stream);
+    const message = bytes(HealthCheckRequestSchema, {});
+    stream.end(compressed ? envelope(1, gzipSync(message)) : envelope(0, message));
+    const a = await answer;
+    expect(a.grpcStatus).toBe(0);
+    return (fromBinary(HealthCheckResponseSchema, a.body.subarray(5)) as unknown as { status: number }).status;
+  };
+
+  it('a plain call takes the fast path; a compressed one, the router', async () => {
+    expect(await check(false)).toBe(ServingStatus.SERVING);
+    expect(await check(true)).toBe(ServingStatus.NOT_SERVING);
   });
 });
