@@ -333,7 +333,11 @@ describeWith('mongo', 'the state repair loop on MongoDB-wire', (mongoUrl) => {
     const report = JSON.parse(out.trim().split('\n').at(-1)!) as { passes: number; after: number; resources: string[] };
     expect(report.after).toBe(report.passes);
     expect(report.passes).toBeGreaterThanOrEqual(3);
-    // Nothing of the store is left (the setTimeout that prints this is the only timer).
-    expect(report.resources.filter((r) => r !== 'TTYWrap' && r !== 'PipeWrap')).toEqual(['Timeout']);
+    // Nothing of the store is left (the setTimeout that prints this is the only timer). A one-shot
+    // file request may still be in flight on a loaded machine (tsx writing its transform cache,
+    // seen under CI beside a CPU-heavy job): it ends by itself and is not the store's; a socket
+    // or a timer of the store would still show.
+    const oneShot = new Set(['TTYWrap', 'PipeWrap', 'FSReqCallback', 'FSReqPromise']);
+    expect(report.resources.filter((r) => !oneShot.has(r))).toEqual(['Timeout']);
   });
 });
